@@ -1,0 +1,1 @@
+"""Stored agreement reports arrive with the agreement issue."""

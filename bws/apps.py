@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BwsConfig(AppConfig):
+    name = "bws"
+    verbose_name = "Best-Worst Scaling"

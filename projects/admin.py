@@ -1,0 +1,71 @@
+from django.contrib import admin
+
+from .models import Annotation, Instance, Item, Lab, LabMembership, Membership, Project
+
+
+class LabMembershipInline(admin.TabularInline):
+    model = LabMembership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Lab)
+class LabAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "is_default", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [LabMembershipInline]
+
+
+@admin.register(LabMembership)
+class LabMembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "lab", "is_admin", "joined_at"]
+    list_filter = ["lab", "is_admin"]
+    search_fields = ["user__username", "lab__name"]
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "lab", "allow_all_users", "created_by", "created_at"]
+    list_filter = ["lab", "allow_all_users"]
+    search_fields = ["name", "slug"]
+    readonly_fields = ["config", "config_source", "config_filename", "created_at", "updated_at"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "role", "created_at"]
+    list_filter = ["role", "project"]
+    search_fields = ["user__username", "project__slug"]
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["item_id", "project", "index", "text"]
+    list_filter = ["project"]
+    search_fields = ["item_id", "text"]
+    list_select_related = ["project"]
+
+
+@admin.register(Instance)
+class InstanceAdmin(admin.ModelAdmin):
+    list_display = ["instance_id", "project", "position", "source_file", "source_line"]
+    list_filter = ["project"]
+    search_fields = ["instance_id"]
+    list_select_related = ["project"]
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    list_display = ["annotator", "project", "scheme", "bws_tuple", "instance", "created_at"]
+    list_filter = ["project", "scheme"]
+    search_fields = ["annotator__username"]
+    list_select_related = ["annotator", "project", "bws_tuple", "instance"]
+    raw_id_fields = ["bws_tuple", "instance"]

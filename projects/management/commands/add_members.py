@@ -1,0 +1,35 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from projects.models import Membership, Project
+from projects.services import add_project_members
+
+
+class Command(BaseCommand):
+    help = "Give users a role in a project, optionally creating their accounts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", help="the project's slug")
+        parser.add_argument("usernames", nargs="+", metavar="USER")
+        parser.add_argument("--role", required=True, choices=Membership.Role.values)
+        parser.add_argument("--create", action="store_true", help="create missing accounts")
+        parser.add_argument("--password", help="password for the accounts created")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["slug"]).first()
+        if project is None:
+            raise CommandError(f"no project with slug {options['slug']!r}")
+        if options["password"] and not options["create"]:
+            raise CommandError("--password only applies with --create")
+        try:
+            changes = add_project_members(
+                project=project,
+                usernames=options["usernames"],
+                role=options["role"],
+                create=options["create"],
+                password=options["password"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        for change in changes:
+            created = " (account created)" if change.created_user else ""
+            self.stdout.write(f"{change.username}: {change.role} in {project.slug}{created}")

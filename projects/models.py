@@ -1,0 +1,189 @@
+"""Labs, projects, memberships, items and instances, and the answers annotators give."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Lab(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    is_default = models.BooleanField(
+        default=False, help_text="Projects imported without a lab go to the default lab."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="LabMembership", related_name="labs"
+    )
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"], condition=Q(is_default=True), name="one_default_lab"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LabMembership(models.Model):
+    lab = models.ForeignKey(Lab, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lab_memberships"
+    )
+    is_admin = models.BooleanField(default=False)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["lab", "user"], name="unique_lab_member"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.lab}{' (admin)' if self.is_admin else ''}"
+
+
+class Project(models.Model):
+    lab = models.ForeignKey(Lab, on_delete=models.PROTECT, related_name="projects")
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=300)
+    config = models.JSONField(help_text="The validated, normalised configuration.")
+    config_source = models.TextField(blank=True, help_text="The YAML file as uploaded.")
+    config_filename = models.CharField(max_length=300, blank=True)
+    allow_all_users = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_projects",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def notices(self) -> list[str]:
+        return list(self.config.get("notices", []))
+
+    @property
+    def schemes(self) -> list[dict]:
+        return list(self.config.get("schemes", []))
+
+    @property
+    def is_bws(self) -> bool:
+        return any(scheme.get("type") == "bws" for scheme in self.schemes)
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        MANAGER = "manager", "Manager"
+        ANNOTATOR = "annotator", "Annotator"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="unique_project_member"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) in {self.project}"
+
+
+class Item(models.Model):
+    """One thing to be judged; `index` is its dense 0..n-1 number for array code."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=255)
+    index = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["project", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "item_id"], name="unique_item_id"),
+            models.UniqueConstraint(fields=["project", "index"], name="unique_item_index"),
+        ]
+
+    def __str__(self) -> str:
+        return self.item_id
+
+
+class Instance(models.Model):
+    """A record of the data files that is shown as a whole: a unit of a non-BWS scheme, or
+    the context (source sentence) of the BWS tuples drawn from its item list."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="instances")
+    instance_id = models.CharField(max_length=255)
+    position = models.PositiveIntegerField()
+    data = models.JSONField(default=dict, blank=True)
+    source_file = models.CharField(max_length=300, blank=True)
+    source_line = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "instance_id"], name="unique_instance_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.instance_id
+
+
+class Annotation(models.Model):
+    """One annotator's answer to one scheme on one unit (a BWS tuple or an instance)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
+    )
+    bws_tuple = models.ForeignKey(
+        "bws.BwsTuple", null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
+    )
+    instance = models.ForeignKey(
+        Instance, null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
+    )
+    scheme = models.CharField(max_length=200)
+    value = models.JSONField()
+    client_id = models.UUIDField(null=True, blank=True)
+    time_taken_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(bws_tuple__isnull=False, instance__isnull=True)
+                | Q(bws_tuple__isnull=True, instance__isnull=False),
+                name="annotation_has_one_unit",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "bws_tuple", "scheme"],
+                condition=Q(bws_tuple__isnull=False),
+                name="one_answer_per_tuple_scheme",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "instance", "scheme"],
+                condition=Q(instance__isnull=False),
+                name="one_answer_per_instance_scheme",
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "scheme"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on {self.bws_tuple or self.instance} ({self.scheme})"

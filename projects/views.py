@@ -1,0 +1,167 @@
+"""Server-rendered pages: home, project pages for managers, project upload, lab people."""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from bws.models import BwsTuple
+
+from . import selectors, services
+from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
+from .models import Item, Lab, Membership
+
+
+def _visible_project_or_404(request, slug):
+    return get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+
+
+@login_required
+def home(request):
+    projects = list(selectors.visible_projects(request.user).order_by("lab__name", "name"))
+    progress = selectors.project_progress(projects)
+    rows = [
+        {
+            "project": p,
+            "progress": progress[p.pk],
+            "role": selectors.project_role(request.user, p),
+        }
+        for p in projects
+    ]
+    return render(
+        request,
+        "projects/home.html",
+        {
+            "rows": rows,
+            "can_create": selectors.labs_for_project_creation(request.user).exists(),
+            "labs": selectors.visible_labs(request.user),
+        },
+    )
+
+
+@login_required
+def project_detail(request, slug):
+    project = _visible_project_or_404(request, slug)
+    role = selectors.project_role(request.user, project)
+    progress = selectors.project_progress([project])[project.pk]
+    if role != Membership.Role.MANAGER:
+        return render(
+            request,
+            "projects/project_annotator.html",
+            {"project": project, "progress": progress, "role": role},
+        )
+    overview = selectors.project_overview(project)
+    items = Paginator(Item.objects.filter(project=project).order_by("index"), 50).get_page(
+        request.GET.get("items")
+    )
+    tuples = Paginator(
+        BwsTuple.objects.filter(project=project).select_related("instance").order_by("position"),
+        50,
+    ).get_page(request.GET.get("tuples"))
+    return render(
+        request,
+        "projects/project_detail.html",
+        {
+            "project": project,
+            "config": project.config,
+            "progress": progress,
+            "overview": overview,
+            "items": items,
+            "tuples": tuples,
+            "member_form": AddMembersForm(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def project_members(request, slug):
+    project = _visible_project_or_404(request, slug)
+    if not selectors.can_manage(request.user, project):
+        raise Http404
+    if "remove" in request.POST:
+        user = get_object_or_404(get_user_model(), pk=request.POST["remove"])
+        services.remove_project_member(project=project, user=user)
+        messages.success(request, f"{user.username} no longer belongs to this project.")
+        return redirect("project-detail", slug=slug)
+    form = AddMembersForm(request.POST)
+    if form.is_valid():
+        changes = services.add_project_members(
+            project=project,
+            usernames=form.cleaned_data["usernames"],
+            role=form.cleaned_data["role"],
+        )
+        messages.success(
+            request, f"Added {', '.join(c.username for c in changes)} as {form.cleaned_data['role']}."
+        )
+    else:
+        for error in form.errors.get("usernames", []) + form.errors.get("role", []):
+            messages.error(request, error)
+    return redirect("project-detail", slug=slug)
+
+
+@login_required
+def project_create(request):
+    labs = selectors.labs_for_project_creation(request.user)
+    if not labs.exists():
+        raise Http404("Only lab admins create projects.")
+    errors: list[str] = []
+    if request.method == "POST":
+        form = ProjectUploadForm(request.POST, request.FILES, labs=labs)
+        if form.is_valid():
+            try:
+                result = services.create_project_from_upload(
+                    config_file=form.cleaned_data["config_file"],
+                    data_files=form.cleaned_data["data_files"],
+                    lab=form.cleaned_data["lab"],
+                    owner=request.user,
+                )
+            except services.ProjectImportError as exc:
+                errors = str(exc).splitlines()
+            else:
+                messages.success(
+                    request,
+                    f"Created {result.project.name}: {result.n_items} items, "
+                    f"{result.n_tuples} tuples.",
+                )
+                return redirect("project-detail", slug=result.project.slug)
+    else:
+        form = ProjectUploadForm(labs=labs)
+    return render(request, "projects/project_create.html", {"form": form, "errors": errors})
+
+
+@login_required
+def lab_detail(request, slug):
+    lab = get_object_or_404(selectors.visible_labs(request.user), slug=slug)
+    is_admin = lab in selectors.manageable_labs(request.user)
+    form = LabMemberForm()
+    if request.method == "POST":
+        if not is_admin:
+            raise Http404
+        if "remove" in request.POST:
+            user = get_object_or_404(get_user_model(), pk=request.POST["remove"])
+            services.remove_lab_member(lab=lab, user=user)
+            messages.success(request, f"{user.username} left {lab.name}.")
+            return redirect("lab-detail", slug=slug)
+        form = LabMemberForm(request.POST)
+        if form.is_valid():
+            user = form.cleaned_data["username"]
+            services.add_lab_member(lab=lab, user=user, is_admin=form.cleaned_data["is_admin"])
+            messages.success(request, f"{user.username} is now in {lab.name}.")
+            return redirect("lab-detail", slug=slug)
+    projects = selectors.visible_projects(request.user).filter(lab=lab)
+    return render(
+        request,
+        "projects/lab_detail.html",
+        {
+            "lab": lab,
+            "is_admin": is_admin,
+            "members": selectors.lab_members(lab),
+            "projects": projects,
+            "form": form,
+            "labs": Lab.objects.none(),
+        },
+    )
