@@ -1,0 +1,294 @@
+"""Write the example projects' data files: simulated machine translation outputs.
+
+Each system copies a reference translation and then makes its share of typical MT errors
+(a dropped word, a word left in English, a repeated word, words out of order, a wrong
+article, lost punctuation), better systems fewer. The output is the same on every run:
+
+    python examples/make_data.py
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# (English source, French reference, German reference)
+SENTENCES = [
+    (
+        "The cat sat on the mat.",
+        "Le chat s'est assis sur le tapis.",
+        "Die Katze saß auf der Matte.",
+    ),
+    (
+        "The train to Lyon leaves at eight o'clock.",
+        "Le train pour Lyon part à huit heures.",
+        "Der Zug nach Lyon fährt um acht Uhr ab.",
+    ),
+    (
+        "We need more time to finish the report.",
+        "Nous avons besoin de plus de temps pour terminer le rapport.",
+        "Wir brauchen mehr Zeit, um den Bericht fertigzustellen.",
+    ),
+    (
+        "The museum is closed on Mondays.",
+        "Le musée est fermé le lundi.",
+        "Das Museum ist montags geschlossen.",
+    ),
+    (
+        "She bought fresh bread at the bakery this morning.",
+        "Elle a acheté du pain frais à la boulangerie ce matin.",
+        "Sie hat heute Morgen frisches Brot in der Bäckerei gekauft.",
+    ),
+    (
+        "Please close the window before you leave.",
+        "Veuillez fermer la fenêtre avant de partir.",
+        "Bitte schließen Sie das Fenster, bevor Sie gehen.",
+    ),
+    (
+        "The meeting has been moved to Thursday afternoon.",
+        "La réunion a été déplacée à jeudi après-midi.",
+        "Die Besprechung wurde auf Donnerstagnachmittag verschoben.",
+    ),
+    (
+        "My brother works as a nurse in a large hospital.",
+        "Mon frère travaille comme infirmier dans un grand hôpital.",
+        "Mein Bruder arbeitet als Krankenpfleger in einem großen Krankenhaus.",
+    ),
+    (
+        "It rained all week in the mountains.",
+        "Il a plu toute la semaine dans les montagnes.",
+        "Es hat die ganze Woche in den Bergen geregnet.",
+    ),
+    (
+        "The children are playing in the garden.",
+        "Les enfants jouent dans le jardin.",
+        "Die Kinder spielen im Garten.",
+    ),
+    (
+        "Can you tell me where the station is?",
+        "Pouvez-vous me dire où se trouve la gare ?",
+        "Können Sie mir sagen, wo der Bahnhof ist?",
+    ),
+    (
+        "The new law will come into force next year.",
+        "La nouvelle loi entrera en vigueur l'année prochaine.",
+        "Das neue Gesetz tritt nächstes Jahr in Kraft.",
+    ),
+    (
+        "He forgot his umbrella on the bus.",
+        "Il a oublié son parapluie dans le bus.",
+        "Er hat seinen Regenschirm im Bus vergessen.",
+    ),
+    (
+        "The results of the study were published in March.",
+        "Les résultats de l'étude ont été publiés en mars.",
+        "Die Ergebnisse der Studie wurden im März veröffentlicht.",
+    ),
+    (
+        "I would like a table for two, please.",
+        "Je voudrais une table pour deux, s'il vous plaît.",
+        "Ich hätte gern einen Tisch für zwei Personen, bitte.",
+    ),
+    (
+        "The company plans to open three new stores.",
+        "L'entreprise prévoit d'ouvrir trois nouveaux magasins.",
+        "Das Unternehmen plant, drei neue Geschäfte zu eröffnen.",
+    ),
+    (
+        "Our flight was delayed because of the fog.",
+        "Notre vol a été retardé à cause du brouillard.",
+        "Unser Flug hatte wegen des Nebels Verspätung.",
+    ),
+    (
+        "The library lends books for three weeks.",
+        "La bibliothèque prête des livres pour trois semaines.",
+        "Die Bibliothek verleiht Bücher für drei Wochen.",
+    ),
+    (
+        "She speaks four languages fluently.",
+        "Elle parle couramment quatre langues.",
+        "Sie spricht fließend vier Sprachen.",
+    ),
+    (
+        "The price of vegetables has risen sharply.",
+        "Le prix des légumes a fortement augmenté.",
+        "Der Preis für Gemüse ist stark gestiegen.",
+    ),
+    (
+        "The bridge will be repaired during the summer.",
+        "Le pont sera réparé pendant l'été.",
+        "Die Brücke wird im Sommer repariert.",
+    ),
+    (
+        "Do not forget to water the plants.",
+        "N'oublie pas d'arroser les plantes.",
+        "Vergiss nicht, die Pflanzen zu gießen.",
+    ),
+    (
+        "The doctor advised him to rest for a few days.",
+        "Le médecin lui a conseillé de se reposer quelques jours.",
+        "Der Arzt riet ihm, sich ein paar Tage auszuruhen.",
+    ),
+    (
+        "The team won the match in the last minute.",
+        "L'équipe a gagné le match à la dernière minute.",
+        "Die Mannschaft gewann das Spiel in der letzten Minute.",
+    ),
+    (
+        "This road leads to the old harbour.",
+        "Cette route mène au vieux port.",
+        "Diese Straße führt zum alten Hafen.",
+    ),
+    (
+        "The students must submit their essays by Friday.",
+        "Les étudiants doivent rendre leurs dissertations avant vendredi.",
+        "Die Studierenden müssen ihre Aufsätze bis Freitag einreichen.",
+    ),
+    (
+        "The concert was cancelled at the last moment.",
+        "Le concert a été annulé au dernier moment.",
+        "Das Konzert wurde im letzten Moment abgesagt.",
+    ),
+    (
+        "My grandmother grows tomatoes on her balcony.",
+        "Ma grand-mère cultive des tomates sur son balcon.",
+        "Meine Großmutter baut auf ihrem Balkon Tomaten an.",
+    ),
+    (
+        "The hotel offers free breakfast to all guests.",
+        "L'hôtel offre le petit-déjeuner gratuit à tous les clients.",
+        "Das Hotel bietet allen Gästen ein kostenloses Frühstück.",
+    ),
+    (
+        "Prices are expected to fall in the autumn.",
+        "On s'attend à une baisse des prix à l'automne.",
+        "Es wird erwartet, dass die Preise im Herbst sinken.",
+    ),
+]
+
+# Expected number of errors per output: sys_a is the strongest system.
+ERROR_RATES = {
+    "sys_a": 0.15,
+    "sys_b": 0.5,
+    "sys_c": 0.9,
+    "sys_d": 1.3,
+    "sys_e": 1.8,
+    "sys_f": 2.4,
+}
+
+ARTICLES = {
+    "fr": {"le": "la", "la": "le", "un": "une", "une": "un", "les": "le", "des": "les"},
+    "de": {
+        "der": "die",
+        "die": "das",
+        "das": "der",
+        "den": "dem",
+        "dem": "den",
+        "ein": "eine",
+        "eine": "ein",
+        "einen": "ein",
+    },
+}
+END_PUNCTUATION = ".?!"
+
+
+def _split_end(words: list[str]) -> tuple[list[str], str]:
+    """Detach the final punctuation so word-level edits leave it in place."""
+    last = words[-1]
+    if last in ("?", "!"):
+        return words[:-1], " " + last
+    if last and last[-1] in END_PUNCTUATION:
+        return words[:-1] + [last[:-1]], last[-1]
+    return words, ""
+
+
+def _degrade(text: str, source: str, language: str, rng: random.Random) -> str:
+    words, end = _split_end(text.split())
+    error = rng.choice(["drop", "untranslated", "repeat", "swap", "article", "punctuation"])
+    if error == "drop" and len(words) > 3:
+        del words[rng.randrange(1, len(words))]
+    elif error == "untranslated":
+        english = [w.strip(".,?!").lower() for w in source.split() if len(w.strip(".,?!")) > 2]
+        words[rng.randrange(1, len(words))] = rng.choice(english)
+    elif error == "repeat":
+        index = rng.randrange(len(words))
+        words.insert(index, words[index].lower())
+    elif error == "article":
+        positions = [i for i, w in enumerate(words) if w.lower() in ARTICLES[language]]
+        if positions:
+            index = rng.choice(positions)
+            replacement = ARTICLES[language][words[index].lower()]
+            words[index] = replacement.capitalize() if words[index][0].isupper() else replacement
+        else:
+            error = "swap"
+    if error == "swap" and len(words) > 2:
+        index = rng.randrange(len(words) - 1)
+        words[index], words[index + 1] = words[index + 1], words[index]
+    if error == "punctuation":
+        end = ""
+        words[0] = words[0][0].lower() + words[0][1:]
+    return " ".join(words) + end
+
+
+def translate(sentence: int, language: str, system: str, rng: random.Random) -> str:
+    source, french, german = SENTENCES[sentence]
+    text = french if language == "fr" else german
+    rate = ERROR_RATES[system]
+    errors = int(rate) + (1 if rng.random() < rate - int(rate) else 0)
+    for _ in range(errors):
+        text = _degrade(text, source, language, rng)
+    return text
+
+
+def write_jsonl(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def mt_systems(seed: int, *, with_source: bool) -> list[dict]:
+    """200 items, one per line: 20 French and 20 German sentences from 5 systems."""
+    rng = random.Random(seed)
+    pairs = [(s, "fr") for s in range(20)] + [(s, "de") for s in range(10, 30)]
+    systems = ["sys_a", "sys_b", "sys_c", "sys_d", "sys_e"]
+    records = []
+    for sentence, language in pairs:
+        for system in systems:
+            record = {
+                "id": f"mt_{len(records) + 1:04d}",
+                "text": translate(sentence, language, system, rng),
+                "system": system,
+            }
+            if with_source:
+                record["source"] = SENTENCES[sentence][0]
+                record["language"] = language
+            records.append(record)
+    return records
+
+
+def mt_tuples(seed: int) -> list[dict]:
+    """30 source sentences, each with the French output of the same six systems."""
+    rng = random.Random(seed)
+    instances = []
+    for sentence, (source, _, _) in enumerate(SENTENCES):
+        translations = [
+            {"id": system, "text": translate(sentence, "fr", system, rng)} for system in ERROR_RATES
+        ]
+        instances.append(
+            {"id": f"sent_{sentence + 1:03d}", "source": source, "translations": translations}
+        )
+    return instances
+
+
+def main() -> None:
+    write_jsonl(HERE / "mt_bws/data/mt_systems.jsonl", mt_systems(1, with_source=False))
+    write_jsonl(HERE / "mt_two_dims/data/mt_outputs.jsonl", mt_systems(2, with_source=True))
+    write_jsonl(HERE / "mt_tuples/data/mt_tuples.jsonl", mt_tuples(3))
+
+
+if __name__ == "__main__":
+    main()
