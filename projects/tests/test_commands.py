@@ -1,0 +1,76 @@
+"""import_project and add_members as a lab runs them from a shell."""
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from projects.models import Membership, Project
+
+from .factories import LabFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+CONFIG = str(Path(settings.BASE_DIR) / "examples" / "mt_bws" / "config.yaml")
+
+
+def run(*args):
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_import_project_prints_the_slug():
+    LabFactory(slug="nlp")
+    UserFactory(username="maria")
+    out, err = run("import_project", CONFIG, "--slug", "mt", "--lab", "nlp", "--owner", "maria")
+    assert out.strip() == "mt"
+    assert "200 items" in err
+    project = Project.objects.get(slug="mt")
+    assert project.lab.slug == "nlp"
+    assert Membership.objects.get(project=project, user__username="maria").role == "manager"
+
+
+def test_import_project_without_lab_uses_default_lab():
+    out, _ = run("import_project", CONFIG)
+    assert Project.objects.get(slug=out.strip()).lab.is_default
+
+
+def test_import_project_unknown_lab_is_an_error():
+    with pytest.raises(CommandError, match="no lab"):
+        run("import_project", CONFIG, "--lab", "nope")
+    assert not Project.objects.exists()
+
+
+def test_import_project_bad_config_names_the_file(tmp_path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("annotation_task_name: x\nannotation_shemes: []\n")
+    with pytest.raises(CommandError) as err:
+        run("import_project", str(bad))
+    assert "broken.yaml" in str(err.value)
+    assert not Project.objects.exists()
+
+
+def test_add_members_create_with_password():
+    run("import_project", CONFIG, "--slug", "mt")
+    out, _ = run("add_members", "mt", "--role", "annotator", "--create", "--password", "pw-123456",
+                 "ann", "bob")
+    assert "ann: annotator in mt (account created)" in out
+    members = Membership.objects.filter(project__slug="mt", role="annotator")
+    assert sorted(m.user.username for m in members) == ["ann", "bob"]
+    assert members[0].user.check_password("pw-123456")
+
+
+def test_add_members_unknown_user_without_create():
+    run("import_project", CONFIG, "--slug", "mt")
+    with pytest.raises(CommandError, match="unknown user"):
+        run("add_members", "mt", "--role", "manager", "nobody")
+
+
+def test_add_members_changes_role():
+    run("import_project", CONFIG, "--slug", "mt")
+    UserFactory(username="carl")
+    run("add_members", "mt", "--role", "annotator", "carl")
+    run("add_members", "mt", "--role", "manager", "carl")
+    assert Membership.objects.get(project__slug="mt", user__username="carl").role == "manager"

@@ -1,0 +1,129 @@
+"""Projects built from YAML and data files: everything stored in one step, or nothing."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from bws.models import BwsTuple
+from projects.models import Instance, Item, Lab, Membership, Project
+from projects.services import ProjectImportError, add_project_members, import_project
+
+from .factories import LabFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+EXAMPLES = Path(settings.BASE_DIR) / "examples"
+
+
+def test_dialect_a_example_builds_balanced_tuples():
+    owner = UserFactory(username="owner")
+    result = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", owner=owner)
+    project = result.project
+    assert project.lab == Lab.objects.get(is_default=True)
+    assert project.config["dialect"] == "A"
+    assert project.allow_all_users is True
+    assert Item.objects.filter(project=project).count() == 200
+    tuples = list(BwsTuple.objects.filter(project=project))
+    assert len(tuples) == result.n_tuples == 200 * 8 // 4
+    counts = Counter(i for t in tuples for i in t.item_ids)
+    assert set(counts.values()) == {8}
+    index = dict(Item.objects.filter(project=project).values_list("item_id", "index"))
+    assert all([index[i] for i in t.item_ids] == t.item_indices for t in tuples)
+    assert all(len(set(t.item_ids)) == 4 for t in tuples)
+    assert Membership.objects.get(project=project, user=owner).role == "manager"
+
+
+def test_dialect_b_example_draws_tuples_within_instances_and_aggregates_ids():
+    result = import_project(config_path=EXAMPLES / "mt_tuples" / "config.yaml")
+    project = result.project
+    assert project.config["dialect"] == "B"
+    instances = Instance.objects.filter(project=project)
+    assert instances.count() == result.n_instances > 1
+    item_ids = set(Item.objects.filter(project=project).values_list("item_id", flat=True))
+    # the same systems translate every sentence: ids repeat across instances, stored once
+    assert len(item_ids) < sum(len(i.data.get("translations", [])) or 0 for i in instances) or (
+        len(item_ids) <= 8
+    )
+    for t in BwsTuple.objects.filter(project=project).select_related("instance"):
+        assert t.instance is not None
+        assert len(t.item_ids) == 4
+
+
+def test_tuple_design_is_reproducible_from_the_seed():
+    first = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", slug="one")
+    second = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", slug="two")
+
+    def design(project):
+        return list(BwsTuple.objects.filter(project=project).values_list("item_ids", flat=True))
+
+    assert design(first.project) == design(second.project)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def bws_config(tmp_path, data_name="items.jsonl", extra="") -> Path:
+    return write(
+        tmp_path / "config.yaml",
+        f"""annotation_task_name: Tiny study
+data_files: [{data_name}]
+item_properties: {{id_key: id, text_key: text}}
+annotation_schemes:
+  - annotation_type: bws
+    name: quality
+    description: Pick the best and the worst
+    tuple_size: 4
+{extra}""",
+    )
+
+
+def test_bad_data_line_imports_nothing(tmp_path):
+    lines = [json.dumps({"id": f"i{n}", "text": f"item {n}"}) for n in range(10)]
+    lines.insert(6, '{"id": "broken", "text": ')
+    write(tmp_path / "items.jsonl", "\n".join(lines) + "\n")
+    with pytest.raises(ProjectImportError) as err:
+        import_project(config_path=bws_config(tmp_path))
+    assert "items.jsonl:7" in str(err.value)
+    assert not Project.objects.exists()
+    assert not Item.objects.exists()
+    assert not BwsTuple.objects.exists()
+
+
+def test_bws_without_bws_config_gets_defaults_and_a_notice(tmp_path):
+    write(
+        tmp_path / "items.jsonl",
+        "".join(json.dumps({"id": f"i{n}", "text": f"t{n}"}) + "\n" for n in range(20)),
+    )
+    result = import_project(config_path=bws_config(tmp_path))
+    assert result.n_tuples == 20 * 8 // 4
+    assert any("default" in notice.lower() for notice in result.project.notices)
+
+
+def test_slug_must_be_free(tmp_path):
+    import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", slug="taken")
+    with pytest.raises(ProjectImportError, match="exists already"):
+        import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", slug="taken")
+    assert Project.objects.count() == 1
+
+
+def test_project_goes_to_given_lab():
+    lab = LabFactory(slug="nlp")
+    result = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", lab=lab)
+    assert result.project.lab == lab
+
+
+def test_add_members_creates_accounts_only_when_asked():
+    project = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml").project
+    with pytest.raises(ValueError, match="unknown user"):
+        add_project_members(project=project, usernames=["ghost"], role="annotator")
+    changes = add_project_members(
+        project=project, usernames=["ghost"], role="annotator", create=True, password="pw-12345"
+    )
+    assert changes[0].created_user
+    user = Membership.objects.get(project=project, user__username="ghost").user
+    assert user.check_password("pw-12345")
