@@ -1,0 +1,689 @@
+"""Tuple designs for Best-Worst Scaling: which items each tuple shows, in which positions.
+
+Pure numpy. ``balanced_tuples`` builds a balanced incomplete design in time close to linear
+in ``n_items * appearances``:
+
+* every item appears ``appearances`` times, or once more when ``n_items * appearances`` is
+  not a multiple of ``tuple_size`` (``appearances`` is a true minimum);
+* no item appears twice in a tuple;
+* no pair of items meets twice while the design has room for it (whenever
+  ``n_items - 1 >= 3 * appearances * (tuple_size - 1)``, and in practice well below), and
+  otherwise pair counts are kept as even as a local search can make them;
+* every item sits in every position ``floor(r_i / T)`` or ``ceil(r_i / T)`` times;
+* the co-occurrence graph is random, hence well connected (no cyclic constructions).
+
+Construction: rounds of ``tuple_size`` columns (one column per position). In each block of
+T rounds the items are dealt at random into T classes; in round j an item of class c goes
+to column ``(c + j) mod T``, in a random order within the column, so each item visits every
+position once per block. Leftover rounds (``appearances mod T``, plus the few extra slots)
+deal each item onto consecutive columns cyclically, which keeps every column the same
+length. Row k of the stacked columns is tuple k. Repairs only swap two entries of the same
+column, which changes neither how often an item appears nor where: the few repeated pairs
+of a large design are fixed one by one against sorted pair codes, small designs go through
+a local search on a dense pair-count matrix.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "COVERAGE_MAX_TUPLES",
+    "DesignError",
+    "DesignSummary",
+    "TupleDesign",
+    "balanced_design",
+    "balanced_tuples",
+    "design_summary",
+    "pair_coverage_lower_bound",
+    "random_tuples",
+]
+
+# Up to this many items the pair counts are held in a dense n x n matrix (36 MB of int32)
+# and repaired by local search; above it, repeats are rare and fixed against sorted codes.
+DENSE_MAX_ITEMS = 3000
+# Pair coverage of n items needs about n^2 / (T (T - 1)) tuples: refuse absurd requests.
+COVERAGE_MAX_TUPLES = 20_000
+
+SeedLike = int | np.random.Generator | None
+
+
+class DesignError(ValueError):
+    """A design that cannot be built from the given numbers; the message says why."""
+
+
+class TupleDesign(NamedTuple):
+    """Tuples (an int64 array, one row per tuple, items in position order) and notes."""
+
+    tuples: np.ndarray
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class DesignSummary:
+    """Counts that show how balanced a design is (see ``design_summary``)."""
+
+    n_items: int
+    tuple_size: int
+    n_tuples: int
+    appearances_min: int
+    appearances_max: int
+    duplicate_items: int
+    pairs_total_possible: int
+    pairs_covered: int
+    repeated_pairs: int
+    max_pair_count: int
+    min_pair_count: int
+    pair_count_spread: int
+    expected_pair_count: float
+    position_min: int
+    position_max: int
+    position_spread: int
+    added_tuples: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The summary as short human-readable lines."""
+        covered = self.pairs_covered / self.pairs_total_possible if self.pairs_total_possible else 1
+        lines = [
+            f"tuples: {self.n_tuples:,} of {self.tuple_size} items over {self.n_items:,} items",
+            f"appearances per item: min {self.appearances_min}, max {self.appearances_max}",
+            f"pairs covered: {self.pairs_covered:,} of {self.pairs_total_possible:,}"
+            f" ({covered:.1%})",
+            f"repeated pairs: {self.repeated_pairs:,} (pair count max {self.max_pair_count},"
+            f" min {self.min_pair_count}, spread {self.pair_count_spread};"
+            f" mean {self.expected_pair_count:.3f})",
+            f"position balance: each item {self.position_min} to {self.position_max} times"
+            f" per position (largest spread within an item: {self.position_spread})",
+        ]
+        if self.duplicate_items:
+            lines.append(f"tuples with an item twice: {self.duplicate_items:,}")
+        if self.added_tuples:
+            lines.append(f"tuples added: {self.added_tuples:,}")
+        lines.extend(f"note: {note}" for note in self.notes)
+        return lines
+
+    def format(self) -> str:
+        """The summary as one text block."""
+        return "\n".join(self.lines())
+
+    def as_dict(self) -> dict:
+        """The summary as plain data (JSON-ready)."""
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check(n_items, tuple_size, appearances) -> tuple[int, int, int]:
+    try:
+        n, size, r = (operator.index(v) for v in (n_items, tuple_size, appearances))
+    except TypeError as exc:
+        raise DesignError("n_items, tuple_size and appearances must be integers") from exc
+    if size < 2:
+        raise DesignError(f"tuple_size must be at least 2, got {size}")
+    if n < size:
+        raise DesignError(f"{n} items cannot fill tuples of {size} distinct items")
+    if r < 1:
+        raise DesignError(f"appearances must be at least 1, got {r}")
+    return n, size, r
+
+
+def pair_coverage_lower_bound(n_items: int, tuple_size: int) -> int:
+    """Fewest tuples of tuple_size that can hold every pair of n_items (Schönheim bound)."""
+    n, size, _ = _check(n_items, tuple_size, 1)
+    return -(-n * -(-(n - 1) // (size - 1)) // size)
+
+
+# --------------------------------------------------------------------------- random
+
+
+def random_tuples(
+    n_items: int, tuple_size: int, appearances: int, seed: SeedLike = None
+) -> np.ndarray:
+    """ceil(n*r/T) tuples drawn independently and uniformly, no item twice in a tuple."""
+    n, size, r = _check(n_items, tuple_size, appearances)
+    rng = np.random.default_rng(seed)
+    m = -(-n * r // size)
+    if n <= 4 * size:
+        # Few items: rejection would be slow, so take the first T of a random order.
+        return np.argsort(rng.random((m, n)), axis=1)[:, :size].astype(np.int64)
+    out = rng.integers(0, n, size=(m, size), dtype=np.int64)
+    while True:
+        ordered = np.sort(out, axis=1)
+        bad = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if bad.size == 0:
+            return out
+        out[bad] = rng.integers(0, n, size=(bad.size, size), dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- balanced
+
+
+def balanced_tuples(
+    n_items: int,
+    tuple_size: int,
+    appearances: int,
+    seed: SeedLike = None,
+    ensure_pair_coverage: bool = False,
+) -> np.ndarray:
+    """Balanced incomplete tuples as an (n_tuples, T) int64 array of item indices 0..n-1.
+
+    See ``balanced_design`` for the guarantees; this returns its tuples only.
+    """
+    return balanced_design(
+        n_items, tuple_size, appearances, seed=seed, ensure_pair_coverage=ensure_pair_coverage
+    ).tuples
+
+
+def balanced_design(
+    n_items: int,
+    tuple_size: int,
+    appearances: int,
+    seed: SeedLike = None,
+    ensure_pair_coverage: bool = False,
+) -> TupleDesign:
+    """Balanced incomplete tuples with notes, as ``TupleDesign(tuples, notes)``.
+
+    ``tuples`` has ceil(n * r / T) rows (more only with ``ensure_pair_coverage``), each T
+    distinct item indices in position order. Every item appears r or r + 1 times, sits in
+    each position floor(r_i / T) or ceil(r_i / T) times, and pairs meet as evenly as the
+    design allows (never twice when n - 1 >= 3 r (T - 1)). With ``ensure_pair_coverage``
+    every pair meets at least once; tuples are added when r is too small for that, and a
+    note says how many. ``notes`` are human-readable sentences (empty when nothing is worth
+    saying). The same inputs and integer seed give the same tuples.
+
+    Raises DesignError for impossible inputs, and for pair coverage that would need more
+    than COVERAGE_MAX_TUPLES tuples.
+    """
+    n, size, r = _check(n_items, tuple_size, appearances)
+    rng = np.random.default_rng(seed)
+    requested = -(-n * r // size)
+    notes: list[str] = []
+    if ensure_pair_coverage:
+        rows, notes = _covering_design(n, size, requested, rng)
+    else:
+        rows = _build_rows(n, size, requested, rng)
+        if n <= DENSE_MAX_ITEMS:
+            _PairSearch(rows, n, rng, coverage=False).run()
+        else:
+            _repair_sparse(rows, n, rng)
+        partners = (r + (1 if requested * size > n * r else 0)) * (size - 1)
+        if partners > n - 1:
+            notes.append(
+                f"each item meets up to {partners} partners but has only {n - 1} others:"
+                " some pairs meet more than once, as evenly as the design allows"
+            )
+    return TupleDesign(rows, notes)
+
+
+def _covering_design(
+    n: int, size: int, requested: int, rng: np.random.Generator
+) -> tuple[np.ndarray, list[str]]:
+    bound = pair_coverage_lower_bound(n, size)
+    if bound > COVERAGE_MAX_TUPLES or n > DENSE_MAX_ITEMS:
+        raise DesignError(
+            f"pair coverage of {n:,} items in tuples of {size} needs at least {bound:,} tuples"
+            f" (every item in at least {-(-(n - 1) // (size - 1)):,});"
+            f" ensure_pair_coverage is limited to {COVERAGE_MAX_TUPLES:,} tuples"
+        )
+    m = max(requested, bound)
+    while True:
+        rows = _build_rows(n, size, m, rng)
+        search = _PairSearch(rows, n, rng, coverage=True)
+        search.run()
+        if search.uncovered() == 0:
+            break
+        # Each failed attempt grows the design by about 5%; the search succeeds long before
+        # pairs meet twice on average.
+        m += max(1, m // 20)
+    notes = []
+    if m > requested:
+        notes.append(
+            f"pair coverage needs at least {bound:,} tuples; added {m - requested:,}"
+            f" to the {requested:,} asked for ({m:,} in all)"
+        )
+    return rows, notes
+
+
+def _build_rows(n: int, size: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """m rows of `size` items with equitable positions; rows may still repeat items."""
+    base, extra = divmod(m * size, n)  # `extra` items appear base + 1 times
+    blocks, rest = divmod(base, size)
+    ctype = np.int8 if size < 128 else np.int32
+    columns: list[list[np.ndarray]] = [[] for _ in range(size)]
+
+    def deal(participants: np.ndarray, column: np.ndarray) -> None:
+        # Stable sort of a random order by column: each column gets its items shuffled.
+        shuffle = rng.permutation(participants.size)
+        participants, column = participants[shuffle], column[shuffle]
+        order = np.argsort(column, kind="stable")
+        bounds = np.searchsorted(column[order], np.arange(size + 1))
+        items = participants[order]
+        for p in range(size):
+            columns[p].append(items[bounds[p] : bounds[p + 1]])
+
+    everyone = np.arange(n, dtype=np.int64)
+    for _ in range(blocks):
+        classes = np.empty(n, dtype=ctype)
+        classes[rng.permutation(n)] = np.arange(n) % size
+        for j in range(size):
+            deal(everyone, (classes + j) % size)
+    if rest or extra:
+        order = rng.permutation(n)
+        lengths = np.where(np.arange(n) < extra, rest + 1, rest)
+        start = ((np.cumsum(lengths) - lengths) % size).astype(ctype)
+        for j in range(rest + 1):
+            taking = lengths > j
+            if taking.any():
+                deal(order[taking], (start[taking] + j) % size)
+    rows = np.column_stack([np.concatenate(parts) for parts in columns])
+    assert rows.shape == (m, size)
+    return rows
+
+
+def _row_duplicates(rows: np.ndarray) -> np.ndarray:
+    ordered = np.sort(rows, axis=1)
+    return (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+
+
+def _fix_duplicates(rows: np.ndarray, rng: np.random.Generator) -> None:
+    """Make every row hold distinct items, swapping only within columns (a Kempe chain).
+
+    For a row a holding x twice, pick a row b without x and without duplicates, swap
+    column p (one place of x) between a and b; if the item that came into a already sat
+    elsewhere in a, continue at that column. The chain touches only rows a and b, visits no
+    column twice and ends with both rows duplicate-free.
+    """
+    bad = _row_duplicates(rows)
+    size = rows.shape[1]
+    for a in np.flatnonzero(bad):
+        for _ in range(size):
+            row = rows[a]
+            same = row[:, None] == row[None, :]
+            np.fill_diagonal(same, False)
+            dup_cols = np.flatnonzero(same.any(axis=1))
+            if dup_cols.size == 0:
+                break
+            p = int(dup_cols[0])
+            x = row[p]
+            free = ~(rows == x).any(axis=1)
+            candidates = np.flatnonzero(free & ~bad)
+            if candidates.size == 0:
+                candidates = np.flatnonzero(free)
+            b = int(candidates[rng.integers(candidates.size)])
+            for _ in range(size):
+                rows[a, p], rows[b, p] = rows[b, p], rows[a, p]
+                again = np.flatnonzero(rows[a] == rows[a, p])
+                again = again[again != p]
+                if again.size == 0:
+                    break
+                p = int(again[0])
+        bad[a] = False
+
+
+# --------------------------------------------------------------------------- dense search
+
+
+class _PairSearch:
+    """Local search on a dense pair-count matrix: swaps within columns make counts even.
+
+    Cost is the sum of squared pair counts (plus a penalty per uncovered pair when pair
+    coverage is asked for). With P pair slots over K pairs, q = P // K, the optimum has
+    every count q or q + 1: a pair is hot at q + 2 or more, cold at q - 1 or less. Each
+    step takes a hot pair and moves one of its items out of a tuple they share, or a cold
+    pair and moves one item into a tuple of the other, choosing the swap that lowers the
+    cost most among all candidates (random walk now and then).
+    """
+
+    def __init__(self, rows: np.ndarray, n: int, rng: np.random.Generator, coverage: bool):
+        _fix_duplicates(rows, rng)
+        self.rows, self.n, self.rng, self.coverage = rows, n, rng, coverage
+        m, size = rows.shape
+        self.size = size
+        self.cols = np.arange(size)
+        lo, hi = _pair_arrays(rows)
+        flat = np.bincount((lo * n + hi).ravel(), minlength=n * n).reshape(n, n)
+        self.counts = (flat + flat.T).astype(np.int32)
+        slots = m * size * (size - 1) // 2
+        total = n * (n - 1) // 2
+        self.q = slots // total
+        top = int(self.counts.max()) + 3
+        cost = np.arange(top + 2, dtype=np.int64) ** 2
+        if coverage:
+            cost[0] += 4 * (self.q + 2)
+        self.inc = np.zeros(top + 2, dtype=np.int64)
+        self.inc[:-1] = cost[1:] - cost[:-1]
+        self.dec = np.zeros(top + 2, dtype=np.int64)
+        self.dec[1:] = cost[:-1] - cost[1:]
+        iu, ju = np.triu_indices(n, 1)
+        c = self.counts[iu, ju]
+        self.hot = _Pool(iu[c >= self.q + 2] * n + ju[c >= self.q + 2])
+        self.cold = _Pool(iu[c <= self.q - 1] * n + ju[c <= self.q - 1])
+
+    def uncovered(self) -> int:
+        """Pairs of items that share no tuple."""
+        return int((np.count_nonzero(self.counts == 0) - self.n) // 2)
+
+    def run(self) -> None:
+        conflicts = len(self.hot) + len(self.cold)
+        max_steps = 200 + 60 * conflicts
+        patience = 300 + 10 * conflicts
+        best, since_best = conflicts, 0
+        for _ in range(max_steps):
+            conflicts = len(self.hot) + len(self.cold)
+            if conflicts == 0:
+                return
+            if conflicts < best:
+                best, since_best = conflicts, 0
+            else:
+                since_best += 1
+                if since_best > patience:
+                    return
+            use_cold = len(self.cold) and (not len(self.hot) or self.rng.random() < 0.5)
+            if use_cold:
+                a, b, p = self._join_candidates(self.cold.choice(self.rng))
+            else:
+                a, b, p = self._break_candidates(self.hot.choice(self.rng))
+            if a.size == 0:
+                continue
+            delta = self._deltas(a, b, p)
+            valid = np.flatnonzero(delta < np.iinfo(np.int64).max)
+            if valid.size == 0:
+                continue
+            if self.rng.random() < 0.03:
+                k = valid[self.rng.integers(valid.size)]
+            else:
+                noisy = delta[valid] + self.rng.random(valid.size) * 0.5
+                k = valid[np.argmin(noisy)]
+                if delta[k] > 0 and self.rng.random() > 0.2:
+                    continue
+            self._swap(int(a[k]), int(b[k]), int(p[k]))
+
+    def _break_candidates(self, code: int):
+        u, v = divmod(code, self.n)
+        rows = self.rows
+        shared = np.flatnonzero((rows == u).any(axis=1) & (rows == v).any(axis=1))
+        a = int(shared[self.rng.integers(shared.size)])
+        m = rows.shape[0]
+        others = np.arange(m)
+        if m > 4096:
+            others = self.rng.choice(m, 4096, replace=False)
+        pu = int(np.flatnonzero(rows[a] == u)[0])
+        pv = int(np.flatnonzero(rows[a] == v)[0])
+        k = others.size
+        return (
+            np.full(2 * k, a),
+            np.concatenate([others, others]),
+            np.concatenate([np.full(k, pu), np.full(k, pv)]),
+        )
+
+    def _join_candidates(self, code: int):
+        u, v = divmod(code, self.n)
+        parts = []
+        for x, y in ((u, v), (v, u)):
+            # Move y into a row a holding x, taking y from a row b where it sits in column p.
+            ra, pa = np.nonzero(self.rows == x)
+            rb, pb = np.nonzero(self.rows == y)
+            a = np.repeat(ra, rb.size)
+            xa = np.repeat(pa, rb.size)
+            b = np.tile(rb, ra.size)
+            p = np.tile(pb, ra.size)
+            keep = xa != p
+            parts.append((a[keep], b[keep], p[keep]))
+        return tuple(np.concatenate(z) for z in zip(*parts, strict=True))
+
+    def _deltas(self, a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Change of cost for swapping column p of rows a and b (int64 max when invalid)."""
+        rows, counts = self.rows, self.counts
+        ra, rb = rows[a], rows[b]
+        x, y = rows[a, p], rows[b, p]
+        other = self.cols[None, :] != p[:, None]
+        valid = (
+            (x != y)
+            & ~((ra == y[:, None]) & other).any(axis=1)
+            & ~((rb == x[:, None]) & other).any(axis=1)
+        )
+        # Items in both rows keep their pairs with x and y: leave them out.
+        a_in_b = ((ra[:, :, None] == rb[:, None, :]) & other[:, None, :]).any(axis=2)
+        b_in_a = ((rb[:, :, None] == ra[:, None, :]) & other[:, None, :]).any(axis=2)
+        xs, ys = x[:, None], y[:, None]
+        gain_a = self.inc[counts[ys, ra]] + self.dec[counts[xs, ra]]
+        gain_b = self.inc[counts[xs, rb]] + self.dec[counts[ys, rb]]
+        delta = (gain_a * (other & ~a_in_b)).sum(axis=1) + (gain_b * (other & ~b_in_a)).sum(
+            axis=1
+        )
+        delta[~valid] = np.iinfo(np.int64).max
+        return delta
+
+    def _swap(self, a: int, b: int, p: int) -> None:
+        rows, counts, n = self.rows, self.counts, self.n
+        x, y = int(rows[a, p]), int(rows[b, p])
+        others_a = np.delete(rows[a], p)
+        others_b = np.delete(rows[b], p)
+        for gone, came, partners in ((x, y, others_a), (y, x, others_b)):
+            counts[gone, partners] -= 1
+            counts[partners, gone] -= 1
+            counts[came, partners] += 1
+            counts[partners, came] += 1
+        rows[a, p], rows[b, p] = y, x
+        top = len(self.inc) - 2
+        if counts[[x, y]].max() >= top:
+            self._grow_tables()
+        for item in (x, y):
+            for w in np.union1d(others_a, others_b):
+                w = int(w)
+                if w == item:
+                    continue
+                code = min(item, w) * n + max(item, w)
+                c = counts[item, w]
+                self.hot.set(code, c >= self.q + 2)
+                self.cold.set(code, c <= self.q - 1)
+
+    def _grow_tables(self) -> None:
+        top = int(self.counts.max()) + 3
+        cost = np.arange(top + 2, dtype=np.int64) ** 2
+        if self.coverage:
+            cost[0] += 4 * (self.q + 2)
+        self.inc = np.zeros(top + 2, dtype=np.int64)
+        self.inc[:-1] = cost[1:] - cost[:-1]
+        self.dec = np.zeros(top + 2, dtype=np.int64)
+        self.dec[1:] = cost[:-1] - cost[1:]
+
+
+class _Pool:
+    """A set of ints with O(1) add, remove and uniform random choice."""
+
+    def __init__(self, values: np.ndarray):
+        self.items = [int(v) for v in values]
+        self.where = {v: i for i, v in enumerate(self.items)}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def choice(self, rng: np.random.Generator) -> int:
+        return self.items[int(rng.integers(len(self.items)))]
+
+    def set(self, value: int, present: bool) -> None:
+        if present and value not in self.where:
+            self.where[value] = len(self.items)
+            self.items.append(value)
+        elif not present and value in self.where:
+            i = self.where.pop(value)
+            last = self.items.pop()
+            if i < len(self.items):
+                self.items[i] = last
+                self.where[last] = i
+
+
+# --------------------------------------------------------------------------- sparse repair
+
+
+def _pair_arrays(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Smaller and larger item of every within-row pair, shape (n_rows, T (T - 1) / 2)."""
+    i, j = np.triu_indices(rows.shape[1], 1)
+    left, right = rows[:, i], rows[:, j]
+    return np.minimum(left, right), np.maximum(left, right)
+
+
+class _SparseCounts:
+    """Pair counts as sorted codes (lo * n + hi) plus a small dict of changes."""
+
+    def __init__(self, codes: np.ndarray):
+        self.sorted = np.sort(codes.ravel())
+        self.delta: dict[int, int] = {}
+        self._keys = np.empty(0, dtype=np.int64)
+        self._vals = np.empty(0, dtype=np.int64)
+        self._dirty = False
+
+    def repeated(self) -> np.ndarray:
+        s = self.sorted
+        return np.unique(s[1:][s[1:] == s[:-1]])
+
+    def count(self, codes: np.ndarray) -> np.ndarray:
+        s = self.sorted
+        out = np.searchsorted(s, codes, "right") - np.searchsorted(s, codes, "left")
+        if self.delta:
+            if self._dirty:
+                self._keys = np.fromiter(self.delta.keys(), dtype=np.int64)
+                self._vals = np.fromiter(self.delta.values(), dtype=np.int64)
+                order = np.argsort(self._keys)
+                self._keys, self._vals = self._keys[order], self._vals[order]
+                self._dirty = False
+            at = np.minimum(np.searchsorted(self._keys, codes), self._keys.size - 1)
+            out = out + np.where(self._keys[at] == codes, self._vals[at], 0)
+        return out
+
+    def change(self, codes: np.ndarray, by: int) -> None:
+        for code in codes.tolist():
+            self.delta[code] = self.delta.get(code, 0) + by
+        self._dirty = True
+
+
+def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> None:
+    """Remove repeated items and pairs from a large design by swaps within columns.
+
+    Only swaps whose new pairs are all unused are made, so no fix creates a new repeat.
+    """
+    m, size = rows.shape
+    for _ in range(4):
+        lo, hi = _pair_arrays(rows)
+        codes = lo * n + hi
+        counts = _SparseCounts(codes)
+        repeated = counts.repeated()
+        # Self codes (lo == hi) mark an item twice in a row; they count as offending too.
+        hit = lo == hi
+        if repeated.size:
+            at = np.minimum(np.searchsorted(repeated, codes), repeated.size - 1)
+            hit |= repeated[at] == codes
+        bad = np.flatnonzero(hit.any(axis=1))
+        if bad.size == 0:
+            return
+        stuck = False
+        for a in rng.permutation(bad):
+            stuck |= not _repair_row(rows, int(a), n, counts, rng)
+        if not stuck:
+            return
+
+
+def _repair_row(rows, a: int, n: int, counts: _SparseCounts, rng) -> bool:
+    m, size = rows.shape
+    iu, ju = np.triu_indices(size, 1)
+    cols = np.arange(size)
+    for _ in range(2 * size):
+        row = rows[a]
+        lo = np.minimum(row[iu], row[ju])
+        hi = np.maximum(row[iu], row[ju])
+        offending = (lo == hi) | (counts.count(lo * n + hi) > 1)
+        if not offending.any():
+            return True
+        spots = np.unique(np.concatenate([iu[offending], ju[offending]]))
+        p = int(spots[rng.integers(spots.size)])
+        x = row[p]
+        rest_a = row[cols != p]
+        done = False
+        for _ in range(20):
+            b = rng.integers(0, m, size=64)
+            y = rows[b, p]
+            rest_b = rows[b][:, cols != p]
+            ok = (y != x) & ~(y[:, None] == rest_a[None, :]).any(1) & ~(rest_b == x).any(1)
+            new = np.concatenate(
+                [
+                    np.minimum(y[:, None], rest_a) * n + np.maximum(y[:, None], rest_a),
+                    np.minimum(x, rest_b) * n + np.maximum(x, rest_b),
+                ],
+                axis=1,
+            )
+            ok &= (counts.count(new) == 0).all(axis=1)
+            hits = np.flatnonzero(ok)
+            if hits.size:
+                h = hits[0]
+                k, yk, gone_b = int(b[h]), int(y[h]), rest_b[h]
+                counts.change(np.minimum(x, rest_a) * n + np.maximum(x, rest_a), -1)
+                counts.change(np.minimum(yk, gone_b) * n + np.maximum(yk, gone_b), -1)
+                counts.change(new[h], +1)
+                rows[a, p], rows[k, p] = yk, x
+                done = True
+                break
+        if not done:
+            return False
+    return False
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def design_summary(
+    tuples: np.ndarray,
+    n_items: int,
+    *,
+    notes: list[str] | tuple[str, ...] = (),
+    added_tuples: int = 0,
+) -> DesignSummary:
+    """Appearance, pair and position counts of a design (tuples as item indices 0..n-1)."""
+    rows = np.asarray(tuples, dtype=np.int64)
+    if rows.ndim != 2 or rows.shape[1] < 2:
+        raise DesignError("tuples must be a 2-D array with at least 2 items per tuple")
+    n = operator.index(n_items)
+    m, size = rows.shape
+    if rows.size and (rows.min() < 0 or rows.max() >= n):
+        raise DesignError(f"item indices must lie in 0..{n - 1}")
+    appearances = np.bincount(rows.ravel(), minlength=n)
+    positions = np.bincount((rows * size + np.arange(size)).ravel(), minlength=n * size)
+    positions = positions.reshape(n, size)
+    lo, hi = _pair_arrays(rows)
+    same = lo == hi
+    codes = np.sort((lo * n + hi)[~same])
+    total = n * (n - 1) // 2
+    if codes.size:
+        starts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
+        runs = np.diff(np.append(starts, codes.size))
+        covered, repeated, top = starts.size, int((runs > 1).sum()), int(runs.max())
+        low = int(runs.min()) if covered == total else 0
+    else:
+        covered = repeated = top = low = 0
+    return DesignSummary(
+        n_items=n,
+        tuple_size=size,
+        n_tuples=m,
+        appearances_min=int(appearances.min()),
+        appearances_max=int(appearances.max()),
+        duplicate_items=int(same.any(axis=1).sum()),
+        pairs_total_possible=total,
+        pairs_covered=int(covered),
+        repeated_pairs=repeated,
+        max_pair_count=top,
+        min_pair_count=low,
+        pair_count_spread=top - low,
+        expected_pair_count=codes.size / total if total else 0.0,
+        position_min=int(positions.min()),
+        position_max=int(positions.max()),
+        position_spread=int((positions.max(axis=1) - positions.min(axis=1)).max()),
+        added_tuples=int(added_tuples),
+        notes=list(notes),
+    )
+
