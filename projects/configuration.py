@@ -366,8 +366,16 @@ def _type_name(value: Any) -> str:
 
 
 def _nearest(word: str, candidates) -> str | None:
-    matches = difflib.get_close_matches(str(word), list(candidates), n=1, cutoff=0.6)
-    return matches[0] if matches else None
+    word = str(word)
+    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    if matches:
+        return matches[0]
+    # Abbreviations and truncations ("key" for "key_value") score low on similarity.
+    if len(word) >= 3:
+        for candidate in candidates:
+            if candidate.startswith(word) or word.startswith(candidate):
+                return candidate
+    return None
 
 
 class _Checker:
@@ -845,6 +853,13 @@ def _labels(entry: dict, path: str, check: _Checker, *, required: bool) -> list[
                             f"key {key_value!r} is bound to two labels",
                         )
                     keys.add(key_value)
+        elif isinstance(label, bool):
+            check.issue(
+                label_path,
+                f"YAML read this label as the boolean {str(label).lower()}; quote it "
+                "(yes/no/on/off/true/false unquoted are booleans)",
+            )
+            continue
         else:
             check.issue(
                 label_path, f"must be a string or a mapping with name, got {_type_name(label)}"
@@ -1044,7 +1059,8 @@ def _design_b(bws_raw: list[_RawScheme], check: _Checker, notices: list[str]) ->
     size_from = generation_from = None
     tuple_size = generation = None
     for scheme in bws_raw:
-        if scheme is not first:
+        # A dialect-A scheme here is reported as a mix already.
+        if scheme is not first and scheme.kind == "best_worst_scaling":
             key = check.string(scheme.data, "items_key", scheme.path)
             if key != items_key:
                 check.issue(
