@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -274,11 +275,17 @@ class ProjectConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> ProjectConfig:
-        data = dict(data)
-        data["schemes"] = [Scheme(**scheme) for scheme in data["schemes"]]
+        """Read a stored ``to_dict``; keys this version does not know are ignored."""
+        data = _known_fields(cls, data)
+        data["schemes"] = [Scheme(**_known_fields(Scheme, s)) for s in data.get("schemes", [])]
         if data.get("bws") is not None:
-            data["bws"] = BwsDesign(**data["bws"])
+            data["bws"] = BwsDesign(**_known_fields(BwsDesign, data["bws"]))
         return cls(**data)
+
+
+def _known_fields(cls, data: dict) -> dict:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {key: value for key, value in data.items() if key in names}
 
 
 # --------------------------------------------------------------------------- reading
@@ -541,6 +548,13 @@ def parse_config(
     output_format = check.choice(data, format_key, "", OUTPUT_FORMATS, "jsonl")
 
     agreement_metrics = check.mapping(data.get("agreement_metrics"), "agreement_metrics") or {}
+    try:
+        json.dumps(agreement_metrics)
+    except (TypeError, ValueError):
+        check.issue(
+            "agreement_metrics",
+            "holds a value that is not plain data (quote dates and times)",
+        )
 
     schemes_data = _schemes(raw_schemes, check)
     bws, schemes = _bws_design(data, dialect, schemes_data, check, notices)

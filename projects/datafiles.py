@@ -7,6 +7,7 @@ that imports its result imports all of it or, on a DataError, nothing.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,7 +128,9 @@ def _read(path: Path, name: str, problems: _Problems) -> list[Record]:
         problems.add(name, None, f"unsupported file type {suffix or '(none)'!r}")
         return []
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # Bytes decoded as they are: no newline translation, so quoted CSV fields and
+        # line numbers stay exact.
+        text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         problems.add(name, None, f"file not found: {path}")
         return []
@@ -145,7 +148,9 @@ def _read(path: Path, name: str, problems: _Problems) -> list[Record]:
 
 def _read_jsonl(text: str, name: str, problems: _Problems) -> list[Record]:
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines also breaks at U+2028 and other separators
+    # that may sit unescaped inside a JSON string.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -199,7 +204,8 @@ def _element_lines(text: str, count: int) -> list[int] | None:
 
 
 def _read_table(text: str, name: str, problems: _Problems, delimiter: str = ",") -> list[Record]:
-    reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter, strict=True)
+    # Lines end at "\n" (a "\r\n" ending included), as in every other format here.
+    reader = csv.reader(io.StringIO(text, newline="\n"), delimiter=delimiter, strict=True)
     records = []
     try:
         header = next(reader, None)

@@ -184,6 +184,15 @@ def test_normal_form_survives_json(example):
     assert ProjectConfig.from_dict(stored) == config
 
 
+def test_stored_form_from_another_version_still_reads():
+    stored = load_config(EXAMPLES / "mt_bws" / "config.yaml").to_dict()
+    stored["added_later"] = 1
+    stored["bws"]["added_later"] = 2
+    del stored["lease_minutes"]
+    config = ProjectConfig.from_dict(stored)
+    assert config.lease_minutes == 30 and config.bws.tuple_size == 4
+
+
 # --------------------------------------------------------------------------- defaults
 
 
@@ -554,6 +563,13 @@ def test_data_file_not_found(tmp_path):
     ]
 
 
+def test_task_dir_not_found(tmp_path):
+    text = DIALECT_A + "task_dir: study\n"
+    assert issues(tmp_path, text) == [
+        f"config.yaml: task_dir: directory not found: {tmp_path / 'study'}"
+    ]
+
+
 def test_unsupported_data_file_type(tmp_path):
     text = DIALECT_A.replace("data/items.jsonl", "data/items.txt")
     assert issues(tmp_path, text) == [
@@ -651,6 +667,14 @@ def test_all_issues_are_reported_together(tmp_path):
         "config.yaml: annotation_schemes[0].best_descripton: unknown key; "
         "did you mean 'best_description'?"
     ) in found
+
+
+def test_agreement_metrics_must_be_plain_data(tmp_path):
+    text = DIALECT_A + "agreement_metrics: {since: 2024-03-01}\n"
+    assert issues(tmp_path, text) == [
+        "config.yaml: agreement_metrics: holds a value that is not plain data "
+        "(quote dates and times)"
+    ]
 
 
 def test_file_that_is_not_a_mapping(tmp_path):

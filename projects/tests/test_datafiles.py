@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projects.configuration import load_config, parse_config
 from projects.datafiles import DataError, Record, load_items, read_records
@@ -142,6 +146,52 @@ def test_problems_stop_at_twenty(tmp_path):
     path = write(tmp_path, "d.jsonl", "not json\n" * 50)
     found = problems(read_records, path, "d.jsonl")
     assert len(found) == 20 and found[-1].startswith("d.jsonl:20: ")
+
+
+cell_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(cell_text, cell_text), min_size=1, max_size=6),
+    delimiter=st.sampled_from([",", "\t"]),
+)
+def test_tables_written_by_the_csv_module_read_back_with_their_lines(
+    tmp_path_factory, rows, delimiter
+):
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter)
+    writer.writerow(["id", "text"])
+    starts = []
+    for row in rows:
+        starts.append(out.getvalue().count("\n") + 1)
+        writer.writerow(row)
+    suffix = ".csv" if delimiter == "," else ".tsv"
+    path = tmp_path_factory.mktemp("t") / f"d{suffix}"
+    path.write_text(out.getvalue(), encoding="utf-8", newline="")
+    records = read_records(path, "d")
+    assert [(r.line, r.data) for r in records] == [
+        (line, {"id": a, "text": b}) for line, (a, b) in zip(starts, rows, strict=True)
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    objects=st.lists(st.dictionaries(st.sampled_from(["id", "text", "n"]), cell_text), max_size=6),
+    indent=st.sampled_from([None, 0, 1, 4]),
+)
+def test_json_lists_read_back_with_the_line_each_object_starts_on(
+    tmp_path_factory, objects, indent
+):
+    text = json.dumps(objects, indent=indent)
+    path = tmp_path_factory.mktemp("j") / "d.json"
+    path.write_text(text, encoding="utf-8")
+    records = read_records(path, "d.json")
+    assert [r.data for r in records] == objects
+    lines = text.split("\n")
+    for record in records:
+        assert "{" in lines[record.line - 1]
 
 
 # --------------------------------------------------------------------------- one item per line
