@@ -55,9 +55,14 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
             if record.pregenerated:
                 rows.append((inst, local_ids))
                 continue
-            tuples, inst_notes = design_for(
-                len(local_ids), bws, _instance_seed(bws.seed, position)
-            )
+            try:
+                tuples, inst_notes = design_for(
+                    len(local_ids), bws, _instance_seed(bws.seed, position)
+                )
+            except design.DesignError as exc:
+                raise design.DesignError(
+                    f"instance {record.instance_id} ({record.file}:{record.line}): {exc}"
+                ) from exc
             notes.extend(f"instance {record.instance_id}: {note}" for note in inst_notes)
             id_array = np.asarray(local_ids, dtype=object)
             rows.extend((inst, list(row)) for row in id_array[tuples])

@@ -120,6 +120,9 @@ STORAGES = {
         )
     },
 }
+# Serve static files from the apps and static/ directly as well, so a site runs before
+# collectstatic (local demo, tests); production still collects them into STATIC_ROOT.
+WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "media"))
 # Uploaded configs and data files of projects created on the web live here.
 PROJECT_FILES_ROOT = Path(os.environ.get("PROJECT_FILES_ROOT", MEDIA_ROOT / "projects"))

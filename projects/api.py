@@ -52,4 +52,6 @@ class ProjectDetailApi(generics.RetrieveAPIView):
     serializer_class = ProjectOutputSerializer
 
     def get_object(self):
-        return get_object_or_404(selectors.visible_projects(self.request.user), slug=self.kwargs["slug"])
+        return get_object_or_404(
+            selectors.visible_projects(self.request.user), slug=self.kwargs["slug"]
+        )

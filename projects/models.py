@@ -130,7 +130,13 @@ class Instance(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="instances")
     instance_id = models.CharField(max_length=255)
     position = models.PositiveIntegerField()
-    data = models.JSONField(default=dict, blank=True)
+    data = models.JSONField(default=dict, blank=True, help_text="Fields shown as context.")
+    items = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The instance's own item list ({id, text, data}): texts differ per instance "
+        "even where ids repeat (the same system translating each sentence).",
+    )
     source_file = models.CharField(max_length=300, blank=True)
     source_line = models.PositiveIntegerField(null=True, blank=True)
 

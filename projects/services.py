@@ -92,15 +92,20 @@ def import_project(
             raise ProjectImportError(f"slug {slug!r}: use letters, digits, '-' and '_' only")
         if Project.objects.filter(slug=slug).exists():
             raise ProjectImportError(f"slug {slug!r}: a project with this slug exists already")
-    return _build_project(
-        config=config,
-        data=data,
-        lab=lab or get_default_lab(),
-        owner=owner,
-        slug=slug,
-        config_source=config_path.read_text(encoding="utf-8"),
-        config_filename=config_path.name,
-    )
+    from bws.core.design import DesignError
+
+    try:
+        return _build_project(
+            config=config,
+            data=data,
+            lab=lab or get_default_lab(),
+            owner=owner,
+            slug=slug,
+            config_source=config_path.read_text(encoding="utf-8"),
+            config_filename=config_path.name,
+        )
+    except DesignError as exc:
+        raise ProjectImportError(f"{config_path.name}: tuple design: {exc}") from exc
 
 
 @transaction.atomic
@@ -140,6 +145,7 @@ def _build_project(
                 instance_id=inst.instance_id,
                 position=i,
                 data=inst.context,
+                items=[{"id": it.item_id, "text": it.text, "data": it.data} for it in inst.items],
                 source_file=Path(inst.file).name if inst.file else "",
                 source_line=inst.line,
             )

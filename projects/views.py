@@ -95,7 +95,8 @@ def project_members(request, slug):
             role=form.cleaned_data["role"],
         )
         messages.success(
-            request, f"Added {', '.join(c.username for c in changes)} as {form.cleaned_data['role']}."
+            request,
+            f"Added {', '.join(c.username for c in changes)} as {form.cleaned_data['role']}.",
         )
     else:
         for error in form.errors.get("usernames", []) + form.errors.get("role", []):

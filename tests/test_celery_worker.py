@@ -21,8 +21,15 @@ print(result.get(timeout=90))
 
 def start_worker(env, name):
     return subprocess.Popen(
-        [CELERY, "-A", "config", "worker", "--pool=solo", "--loglevel=WARNING",
-         f"--hostname={name}@%h"],
+        [
+            CELERY,
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            f"--hostname={name}@%h",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -43,7 +50,11 @@ def stop(worker):
 def run_client(env):
     started = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-c", CLIENT], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", CLIENT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     return out, time.monotonic() - started
@@ -53,7 +64,10 @@ def check_result(out):
     assert out.returncode == 0, out.stderr[-3000:]
     result = eval(out.stdout.strip().splitlines()[-1])  # a dict printed by the client
     assert result == {
-        "n_tuples": 800, "appearances_min": 8, "appearances_max": 8, "repeated_pairs": 0
+        "n_tuples": 800,
+        "appearances_min": 8,
+        "appearances_max": 8,
+        "repeated_pairs": 0,
     }
 
 
@@ -94,7 +108,11 @@ def test_without_a_worker_the_embedded_broker_queues_instead_of_running_inline(t
         "print(r.status)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=60,
     )
     assert out.returncode == 0, out.stderr

@@ -54,8 +54,17 @@ def test_import_project_bad_config_names_the_file(tmp_path):
 
 def test_add_members_create_with_password():
     run("import_project", CONFIG, "--slug", "mt")
-    out, _ = run("add_members", "mt", "--role", "annotator", "--create", "--password", "pw-123456",
-                 "ann", "bob")
+    out, _ = run(
+        "add_members",
+        "mt",
+        "--role",
+        "annotator",
+        "--create",
+        "--password",
+        "pw-123456",
+        "ann",
+        "bob",
+    )
     assert "ann: annotator in mt (account created)" in out
     members = Membership.objects.filter(project__slug="mt", role="annotator")
     assert sorted(m.user.username for m in members) == ["ann", "bob"]

@@ -40,15 +40,21 @@ def test_dialect_b_example_draws_tuples_within_instances_and_aggregates_ids():
     project = result.project
     assert project.config["dialect"] == "B"
     instances = Instance.objects.filter(project=project)
-    assert instances.count() == result.n_instances > 1
+    assert instances.count() == result.n_instances == 30
+    # the same six systems translate every sentence: their ids are stored once
     item_ids = set(Item.objects.filter(project=project).values_list("item_id", flat=True))
-    # the same systems translate every sentence: ids repeat across instances, stored once
-    assert len(item_ids) < sum(len(i.data.get("translations", [])) or 0 for i in instances) or (
-        len(item_ids) <= 8
-    )
+    assert item_ids == {f"sys_{c}" for c in "abcdef"}
+    per_instance = Counter()
     for t in BwsTuple.objects.filter(project=project).select_related("instance"):
         assert t.instance is not None
-        assert len(t.item_ids) == 4
+        assert len(set(t.item_ids)) == 4
+        assert set(t.item_ids) <= {it["id"] for it in t.instance.items}
+        per_instance[t.instance_id] += 1
+    # 6 items x 5 tuples_per_item / 4 per tuple = 7.5, so 8 tuples in every sentence
+    assert set(per_instance.values()) == {8}
+    # each sentence keeps its own translation texts under the shared system ids
+    first, second = instances[0].items, instances[1].items
+    assert first[0]["id"] == second[0]["id"] and first[0]["text"] != second[0]["text"]
 
 
 def test_tuple_design_is_reproducible_from_the_seed():
@@ -127,3 +133,52 @@ def test_add_members_creates_accounts_only_when_asked():
     assert changes[0].created_user
     user = Membership.objects.get(project=project, user__username="ghost").user
     assert user.check_password("pw-12345")
+
+
+def test_short_item_list_is_an_import_error_naming_the_line(tmp_path):
+    rows = [
+        {"id": "s1", "src": "a", "outs": [{"id": f"m{k}", "text": "x"} for k in range(6)]},
+        {"id": "s2", "src": "b", "outs": [{"id": f"m{k}", "text": "y"} for k in range(3)]},
+    ]
+    write(tmp_path / "d.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write(
+        tmp_path / "c.yaml",
+        """task_name: Within instances
+data_files: [d.jsonl]
+annotation_schemes:
+  - annotation_type: best_worst_scaling
+    name: q
+    description: d
+    items_key: outs
+    tuple_size: 4
+""",
+    )
+    with pytest.raises(ProjectImportError) as err:
+        import_project(config_path=tmp_path / "c.yaml")
+    assert "d.jsonl:2" in str(err.value)
+    assert not Project.objects.exists()
+
+
+def test_impossible_pair_coverage_is_an_import_error_not_a_crash(tmp_path):
+    write(
+        tmp_path / "d.jsonl",
+        "".join(json.dumps({"id": f"i{n}", "text": "t"}) + "\n" for n in range(2000)),
+    )
+    write(
+        tmp_path / "c.yaml",
+        """task_name: Too many pairs
+data_files: [d.jsonl]
+annotation_schemes:
+  - annotation_type: best_worst_scaling
+    name: q
+    description: d
+    tuple_size: 4
+    tuple_generation: {method: balanced_incomplete, tuples_per_item: 8, seed: 1,
+                       ensure_pair_coverage: true}
+""",
+    )
+    with pytest.raises(ProjectImportError) as err:
+        import_project(config_path=tmp_path / "c.yaml")
+    assert str(err.value).startswith("c.yaml: tuple design:")
+    assert "tuples" in str(err.value)
+    assert not Project.objects.exists()

@@ -61,7 +61,10 @@ def test_progress_counts_each_unit_up_to_its_cap(project):
     for n in range(3):
         user = UserFactory(username=f"a{n}")
         Annotation.objects.create(
-            project=project, annotator=user, bws_tuple=t, scheme="overall_quality",
+            project=project,
+            annotator=user,
+            bws_tuple=t,
+            scheme="overall_quality",
             value={"best": t.item_ids[0], "worst": t.item_ids[1]},
         )
     progress = project_progress([project])[project.pk]
@@ -165,7 +168,11 @@ def test_upload_with_bad_config_shows_errors_and_keeps_nothing(client, project_u
     admin = UserFactory()
     LabMembershipFactory(lab=lab, user=admin, is_admin=True)
     client.force_login(admin)
-    bad = (EXAMPLE / "config.yaml").read_text().replace("tuple_size: 4\n  min", "tuple_sise: 4\n  min")
+    bad = (
+        (EXAMPLE / "config.yaml")
+        .read_text()
+        .replace("tuple_size: 4\n  min", "tuple_sise: 4\n  min")
+    )
     response = client.post(
         reverse("project-create"),
         {
