@@ -164,8 +164,12 @@ def _build_project(
             Membership.objects.get_or_create(
                 user=user, project=project, defaults={"role": Membership.Role.ANNOTATOR}
             )
-    if design.notes:
-        project.config = {**project.config, "notices": project.notices + design.notes}
+    if design.notes or design.summary:
+        project.config = {
+            **project.config,
+            "notices": project.notices + design.notes,
+            "design_summary": design.summary,
+        }
         project.save(update_fields=["config"])
     return ImportResult(
         project=project,

@@ -182,3 +182,12 @@ annotation_schemes:
     assert str(err.value).startswith("c.yaml: tuple design:")
     assert "tuples" in str(err.value)
     assert not Project.objects.exists()
+
+
+def test_design_summary_is_stored_with_the_project():
+    project = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml").project
+    summary = "\n".join(project.config["design_summary"])
+    assert "appearances per item: min 8, max 8" in summary
+    assert "repeated pairs: 0" in summary
+    per_instance = import_project(config_path=EXAMPLES / "mt_tuples" / "config.yaml").project
+    assert any("within 30 instances" in line for line in per_instance.config["design_summary"])
