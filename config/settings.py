@@ -151,9 +151,10 @@ else:
         "data_folder_out": str(CELERY_DATA_DIR / "queue"),
         "processed_folder": str(CELERY_DATA_DIR / "processed"),
         "store_processed": False,
+        "control_folder": str(CELERY_DATA_DIR / "control"),
     }
     CELERY_RESULT_BACKEND = f"file://{CELERY_DATA_DIR / 'results'}"
-    for _sub in ("queue", "processed", "results"):
+    for _sub in ("queue", "processed", "results", "control"):
         (CELERY_DATA_DIR / _sub).mkdir(parents=True, exist_ok=True)
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CELERY_TASK_SERIALIZER = "json"
