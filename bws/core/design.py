@@ -49,6 +49,8 @@ DENSE_MAX_ITEMS = 3000
 # Pair coverage of n items needs about n^2 / (T (T - 1)) tuples: refuse absurd requests.
 COVERAGE_MAX_TUPLES = 20_000
 
+_INVALID = np.iinfo(np.int64).max
+
 SeedLike = int | np.random.Generator | None
 
 
@@ -344,83 +346,116 @@ class _PairSearch:
         _fix_duplicates(rows, rng)
         self.rows, self.n, self.rng, self.coverage = rows, n, rng, coverage
         m, size = rows.shape
-        self.size = size
         self.cols = np.arange(size)
+        self.rest = [np.delete(self.cols, p) for p in range(size)]
+        self.member = np.zeros(n, dtype=bool)
         lo, hi = _pair_arrays(rows)
         flat = np.bincount((lo * n + hi).ravel(), minlength=n * n).reshape(n, n)
         self.counts = (flat + flat.T).astype(np.int32)
         slots = m * size * (size - 1) // 2
-        total = n * (n - 1) // 2
-        self.q = slots // total
-        top = int(self.counts.max()) + 3
-        cost = np.arange(top + 2, dtype=np.int64) ** 2
-        if coverage:
-            cost[0] += 4 * (self.q + 2)
-        self.inc = np.zeros(top + 2, dtype=np.int64)
-        self.inc[:-1] = cost[1:] - cost[:-1]
-        self.dec = np.zeros(top + 2, dtype=np.int64)
-        self.dec[1:] = cost[:-1] - cost[1:]
+        self.q = slots // (n * (n - 1) // 2)
+        cost = self._tables()
         iu, ju = np.triu_indices(n, 1)
         c = self.counts[iu, ju]
-        self.hot = _Pool(iu[c >= self.q + 2] * n + ju[c >= self.q + 2])
-        self.cold = _Pool(iu[c <= self.q - 1] * n + ju[c <= self.q - 1])
+        self.cost = int(cost[c].sum())
+        codes = iu * n + ju
+        self.hot = _Pool(codes[c >= self.q + 2])
+        self.hotter = _Pool(codes[c >= self.q + 3])
+        self.cold = _Pool(codes[c <= self.q - 1])
+
+    def _tables(self) -> np.ndarray:
+        top = int(self.counts.max()) + 4
+        c = np.arange(top + 1, dtype=np.int64)
+        # Squares make counts even; the extra term makes a count two over the optimum
+        # weigh more than several pairs one over, so the extremes go first.
+        cost = c**2 + 10 * np.maximum(c - self.q - 1, 0) ** 2
+        if self.coverage:
+            cost[0] += 4 * (self.q + 2)
+        self.inc = np.zeros(top + 1, dtype=np.int64)
+        self.inc[:-1] = cost[1:] - cost[:-1]
+        self.dec = np.zeros(top + 1, dtype=np.int64)
+        self.dec[1:] = cost[:-1] - cost[1:]
+        return cost
 
     def uncovered(self) -> int:
         """Pairs of items that share no tuple."""
         return int((np.count_nonzero(self.counts == 0) - self.n) // 2)
 
-    def run(self) -> None:
-        conflicts = len(self.hot) + len(self.cold)
-        max_steps = 200 + 60 * conflicts
-        patience = 300 + 10 * conflicts
-        best, since_best = conflicts, 0
-        for _ in range(max_steps):
-            conflicts = len(self.hot) + len(self.cold)
-            if conflicts == 0:
-                return
-            if conflicts < best:
-                best, since_best = conflicts, 0
+    def run(self, patience: int | None = None) -> None:
+        """Search until counts are optimal or the cost stops falling for `patience` steps."""
+        m = self.rows.shape[0]
+        if patience is None:
+            patience = 300 + m
+        rng = self.rng
+        cost = self.cost
+        best, since_best = cost, 0
+        for _ in range(100 * patience):
+            if not len(self.hot) and not len(self.cold):
+                break
+            if cost < best:
+                best, since_best = cost, 0
             else:
                 since_best += 1
                 if since_best > patience:
-                    return
-            use_cold = len(self.cold) and (not len(self.hot) or self.rng.random() < 0.5)
-            if use_cold:
-                a, b, p = self._join_candidates(self.cold.choice(self.rng))
+                    break
+            if len(self.cold) and (not len(self.hot) or rng.random() < 0.5):
+                a, b, p = self._join_candidates(self.cold.choice(rng))
+                delta = self._deltas(a, b, p)
             else:
-                a, b, p = self._break_candidates(self.hot.choice(self.rng))
-            if a.size == 0:
-                continue
-            delta = self._deltas(a, b, p)
-            valid = np.flatnonzero(delta < np.iinfo(np.int64).max)
+                pool = self.hotter if len(self.hotter) and rng.random() < 0.8 else self.hot
+                a, b, p, delta = self._break_moves(pool.choice(rng))
+            valid = np.flatnonzero(delta < _INVALID)
             if valid.size == 0:
                 continue
-            if self.rng.random() < 0.03:
-                k = valid[self.rng.integers(valid.size)]
+            if rng.random() < 0.03:
+                k = valid[rng.integers(valid.size)]
             else:
-                noisy = delta[valid] + self.rng.random(valid.size) * 0.5
+                noisy = delta[valid] + rng.random(valid.size) * 0.5
                 k = valid[np.argmin(noisy)]
-                if delta[k] > 0 and self.rng.random() > 0.2:
+                if delta[k] > 0 and rng.random() > 0.2:
                     continue
             self._swap(int(a[k]), int(b[k]), int(p[k]))
+            cost += int(delta[k])
+        self.cost = cost
 
-    def _break_candidates(self, code: int):
+    def _break_moves(self, code: int):
+        """Swaps that move u or v out of a tuple they share, with their cost changes."""
         u, v = divmod(code, self.n)
-        rows = self.rows
+        rows, rng = self.rows, self.rng
         shared = np.flatnonzero((rows == u).any(axis=1) & (rows == v).any(axis=1))
-        a = int(shared[self.rng.integers(shared.size)])
+        a = int(shared[rng.integers(shared.size)])
         m = rows.shape[0]
-        others = np.arange(m)
-        if m > 4096:
-            others = self.rng.choice(m, 4096, replace=False)
+        b = np.arange(m) if m <= 2048 else rng.choice(m, 2048, replace=False)
         pu = int(np.flatnonzero(rows[a] == u)[0])
         pv = int(np.flatnonzero(rows[a] == v)[0])
-        k = others.size
-        return (
-            np.full(2 * k, a),
-            np.concatenate([others, others]),
-            np.concatenate([np.full(k, pu), np.full(k, pv)]),
-        )
+        delta = np.concatenate([self._deltas_from(a, pu, b), self._deltas_from(a, pv, b)])
+        k = b.size
+        return np.full(2 * k, a), np.concatenate([b, b]), np.repeat([pu, pv], k), delta
+
+    def _deltas_from(self, a: int, p: int, b: np.ndarray) -> np.ndarray:
+        """Cost change of swapping column p of row a with each row b (_INVALID if invalid)."""
+        rows, counts, inc, dec = self.rows, self.counts, self.inc, self.dec
+        rest = self.rest[p]
+        rest_a = rows[a, rest]
+        x = rows[a, p]
+        y = rows[b, p]
+        rest_b = rows[b[:, None], rest[None, :]]
+        member = self.member
+        member[rest_a] = True
+        try:
+            valid = (y != x) & ~member[y] & ~(rest_b == x).any(axis=1)
+            common = member[rest_b]
+        finally:
+            member[rest_a] = False
+        ys = y[:, None]
+        gain_a = inc[counts[ys, rest_a]] + dec[counts[x, rest_a]]
+        cx, cy = counts[x, rest_b], counts[ys, rest_b]
+        gain_b = inc[cx] + dec[cy]
+        # An item in both rows keeps its pairs with x and y: take back both sides' terms.
+        back = (inc[cy] + dec[cx] + gain_b) * common
+        delta = gain_a.sum(axis=1) + gain_b.sum(axis=1) - back.sum(axis=1)
+        delta[~valid] = _INVALID
+        return delta
 
     def _join_candidates(self, code: int):
         u, v = divmod(code, self.n)
@@ -438,7 +473,7 @@ class _PairSearch:
         return tuple(np.concatenate(z) for z in zip(*parts, strict=True))
 
     def _deltas(self, a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Change of cost for swapping column p of rows a and b (int64 max when invalid)."""
+        """Cost change of swapping column p of rows a and b, per candidate (general form)."""
         rows, counts = self.rows, self.counts
         ra, rb = rows[a], rows[b]
         x, y = rows[a, p], rows[b, p]
@@ -454,45 +489,33 @@ class _PairSearch:
         xs, ys = x[:, None], y[:, None]
         gain_a = self.inc[counts[ys, ra]] + self.dec[counts[xs, ra]]
         gain_b = self.inc[counts[xs, rb]] + self.dec[counts[ys, rb]]
-        delta = (gain_a * (other & ~a_in_b)).sum(axis=1) + (gain_b * (other & ~b_in_a)).sum(
-            axis=1
-        )
-        delta[~valid] = np.iinfo(np.int64).max
+        delta = (gain_a * (other & ~a_in_b)).sum(axis=1)
+        delta += (gain_b * (other & ~b_in_a)).sum(axis=1)
+        delta[~valid] = _INVALID
         return delta
 
     def _swap(self, a: int, b: int, p: int) -> None:
-        rows, counts, n = self.rows, self.counts, self.n
+        rows, counts, n, q = self.rows, self.counts, self.n, self.q
         x, y = int(rows[a, p]), int(rows[b, p])
-        others_a = np.delete(rows[a], p)
-        others_b = np.delete(rows[b], p)
-        for gone, came, partners in ((x, y, others_a), (y, x, others_b)):
+        rest_a = rows[a, self.rest[p]]
+        rest_b = rows[b, self.rest[p]]
+        for gone, came, partners in ((x, y, rest_a), (y, x, rest_b)):
             counts[gone, partners] -= 1
             counts[partners, gone] -= 1
             counts[came, partners] += 1
             counts[partners, came] += 1
         rows[a, p], rows[b, p] = y, x
-        top = len(self.inc) - 2
-        if counts[[x, y]].max() >= top:
-            self._grow_tables()
-        for item in (x, y):
-            for w in np.union1d(others_a, others_b):
-                w = int(w)
+        if max(counts[x].max(), counts[y].max()) >= len(self.inc) - 2:
+            self._tables()
+        for w in set(rest_a.tolist()) | set(rest_b.tolist()):
+            for item in (x, y):
                 if w == item:
                     continue
                 code = min(item, w) * n + max(item, w)
                 c = counts[item, w]
-                self.hot.set(code, c >= self.q + 2)
-                self.cold.set(code, c <= self.q - 1)
-
-    def _grow_tables(self) -> None:
-        top = int(self.counts.max()) + 3
-        cost = np.arange(top + 2, dtype=np.int64) ** 2
-        if self.coverage:
-            cost[0] += 4 * (self.q + 2)
-        self.inc = np.zeros(top + 2, dtype=np.int64)
-        self.inc[:-1] = cost[1:] - cost[:-1]
-        self.dec = np.zeros(top + 2, dtype=np.int64)
-        self.dec[1:] = cost[:-1] - cost[1:]
+                self.hot.set(code, c >= q + 2)
+                self.hotter.set(code, c >= q + 3)
+                self.cold.set(code, c <= q - 1)
 
 
 class _Pool:
@@ -571,16 +594,23 @@ def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> None:
     """
     m, size = rows.shape
     for _ in range(4):
-        lo, hi = _pair_arrays(rows)
-        codes = lo * n + hi
+        codes = _pair_codes(rows, n)
         counts = _SparseCounts(codes)
         repeated = counts.repeated()
-        # Self codes (lo == hi) mark an item twice in a row; they count as offending too.
-        hit = lo == hi
+        columns = [rows[:, c] for c in range(size)]
+        twice = np.zeros(m, dtype=bool)
+        for i, j in zip(*np.triu_indices(size, 1), strict=True):
+            twice |= columns[i] == columns[j]
+        bad = [np.flatnonzero(twice)]
         if repeated.size:
-            at = np.minimum(np.searchsorted(repeated, codes), repeated.size - 1)
-            hit |= repeated[at] == codes
-        bad = np.flatnonzero(hit.any(axis=1))
+            # Hash filter first: exact look-ups for the few codes that pass it.
+            buckets = 1 << 22
+            table = np.zeros(buckets, dtype=bool)
+            table[repeated & (buckets - 1)] = True
+            maybe = np.flatnonzero(table[codes & (buckets - 1)])
+            found = maybe[np.isin(codes[maybe], repeated)]
+            bad.append(found % m)
+        bad = np.unique(np.concatenate(bad))
         if bad.size == 0:
             return
         stuck = False
@@ -588,6 +618,20 @@ def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> None:
             stuck |= not _repair_row(rows, int(a), n, counts, rng)
         if not stuck:
             return
+
+
+def _pair_codes(rows: np.ndarray, n: int) -> np.ndarray:
+    """Code lo * n + hi of every within-row pair, flat, pair k of row a at k * m + a."""
+    m, size = rows.shape
+    columns = [np.ascontiguousarray(rows[:, c]) for c in range(size)]
+    pairs = list(zip(*np.triu_indices(size, 1), strict=True))
+    codes = np.empty(len(pairs) * m, dtype=np.int64)
+    for k, (i, j) in enumerate(pairs):
+        out = codes[k * m : (k + 1) * m]
+        np.minimum(columns[i], columns[j], out=out)
+        out *= n
+        out += np.maximum(columns[i], columns[j])
+    return codes
 
 
 def _repair_row(rows, a: int, n: int, counts: _SparseCounts, rng) -> bool:
