@@ -1,0 +1,411 @@
+"""Best-worst scores from judgment arrays: counting, Bradley-Terry and Plackett-Luce (MaxDiff).
+
+Every method returns one score per item index plus best, worst and appearance counts.
+The model fits are penalised maximum likelihood (penalty ``alpha * sum(u**2)``, the
+regularisation of choix's ``opt_pairwise``) solved by one Newton-CG run on a vectorised
+objective with its analytic gradient and Hessian-vector products. The same models give
+per-judgment gradients and a sparse Hessian for the bootstrap's one-step Newton resamples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
+
+from bws.core.judgments import Judgments
+
+METHODS = ("counting", "bradley_terry", "plackett_luce")
+METHOD_NAMES = {
+    "counting": "Counting",
+    "bradley_terry": "Bradley-Terry",
+    "plackett_luce": "Plackett-Luce",
+}
+DEFAULT_ALPHA = 0.01
+DEFAULT_MAX_ITER = 1000
+DEFAULT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class Scores:
+    """Scores per item index (``scores[i]`` for item i) and the counts behind them.
+
+    Counting scores are (best - worst) / appearances in [-1, 1]; model scores are
+    utilities on the log-odds scale, centred to mean 0. Items never shown score 0.
+    """
+
+    method: str
+    scores: np.ndarray
+    best_counts: np.ndarray
+    worst_counts: np.ndarray
+    appearances: np.ndarray
+    iterations: int = 0
+    converged: bool = True
+    options: dict = field(default_factory=dict)
+
+    @property
+    def n_items(self) -> int:
+        return self.scores.shape[0]
+
+
+def item_counts(
+    judgments: Judgments, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times best, times worst and appearances per item (weighted when weights are given)."""
+    n, size = judgments.n_items, judgments.tuple_size
+    best = np.bincount(judgments.best_items, weights=weights, minlength=n)
+    worst = np.bincount(judgments.worst_items, weights=weights, minlength=n)
+    shown = None if weights is None else np.repeat(weights, size)
+    appearances = np.bincount(judgments.items.ravel(), weights=shown, minlength=n)
+    if weights is None:
+        return best.astype(np.int64), worst.astype(np.int64), appearances.astype(np.int64)
+    return best, worst, appearances
+
+
+def counting_scores(best: np.ndarray, worst: np.ndarray, appearances: np.ndarray) -> np.ndarray:
+    """(best - worst) / appearances per item, in [-1, 1]; 0 where an item never appears."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = (best - worst) / appearances
+    return np.where(appearances > 0, scores, 0.0)
+
+
+def fit_counting(judgments: Judgments, *, weights: np.ndarray | None = None) -> Scores:
+    """Best-minus-worst counting: (times best - times worst) / appearances, in [-1, 1]."""
+    best, worst, appearances = item_counts(judgments, weights)
+    return Scores("counting", counting_scores(best, worst, appearances), best, worst, appearances)
+
+
+# --------------------------------------------------------------------------- models
+
+
+class PairwiseModel:
+    """Bradley-Terry on the 2T - 3 pairs each judgment implies.
+
+    The best item beats each of the T - 1 others; each item other than best and worst
+    beats the worst (T - 2 pairs). P(a beats b) = expit(u_a - u_b).
+    """
+
+    method = "bradley_terry"
+
+    def __init__(self, judgments: Judgments):
+        items, best, worst = judgments.items, judgments.best, judgments.worst
+        m, size = items.shape
+        rows = np.arange(m)
+        columns = np.arange(size)
+        beaten_by_best = columns != best[:, None]
+        beat_worst = beaten_by_best & (columns != worst[:, None])
+        self.winners = np.concatenate([np.repeat(items[rows, best], size - 1), items[beat_worst]])
+        self.losers = np.concatenate(
+            [items[beaten_by_best], np.repeat(items[rows, worst], size - 2)]
+        )
+        self.judgment = np.concatenate([np.repeat(rows, size - 1), np.nonzero(beat_worst)[0]])
+        self.n_items = judgments.n_items
+        self.n_judgments = m
+
+    def pairs(self) -> np.ndarray:
+        """The implied pairs as a (p, 2) array of (winner, loser) item indices."""
+        return np.column_stack([self.winners, self.losers])
+
+    def _pair_weights(self, weights: np.ndarray | None) -> np.ndarray | None:
+        return None if weights is None else weights[self.judgment]
+
+    def negative_log_likelihood(
+        self, u: np.ndarray, weights: np.ndarray | None = None
+    ) -> tuple[float, np.ndarray]:
+        """Minus the log-likelihood of the pairs and its gradient in u."""
+        w = self._pair_weights(weights)
+        margin = u[self.winners] - u[self.losers]
+        losses = -log_expit(margin)
+        value = float(losses.sum() if w is None else losses @ w)
+        slope = expit(-margin)
+        if w is not None:
+            slope = slope * w
+        n = self.n_items
+        grad = np.bincount(self.losers, slope, n) - np.bincount(self.winners, slope, n)
+        return value, grad
+
+    def gradient_matrix(self, u: np.ndarray) -> sparse.csr_matrix:
+        """(n_items, m) sparse matrix: column j is judgment j's gradient of minus log-likelihood."""
+        slope = expit(-(u[self.winners] - u[self.losers]))
+        rows = np.concatenate([self.winners, self.losers])
+        columns = np.concatenate([self.judgment, self.judgment])
+        values = np.concatenate([-slope, slope])
+        shape = (self.n_items, self.n_judgments)
+        return sparse.csr_matrix((values, (rows, columns)), shape=shape)
+
+    def curvature(self, u: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """What Hessian-vector products at u need: each pair's p (1 - p), weighted."""
+        p = expit(u[self.winners] - u[self.losers])
+        w = self._pair_weights(weights)
+        return p * (1.0 - p) if w is None else p * (1.0 - p) * w
+
+    def hessian_vector(self, curvature: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The Hessian of minus the log-likelihood (at the point of ``curvature``) times v."""
+        d = curvature * (v[self.winners] - v[self.losers])
+        n = self.n_items
+        return np.bincount(self.winners, d, n) - np.bincount(self.losers, d, n)
+
+    def hessian(self, u: np.ndarray) -> sparse.csr_matrix:
+        """Sparse Hessian of minus the log-likelihood (a weighted graph Laplacian)."""
+        p = expit(u[self.winners] - u[self.losers])
+        curvature = p * (1.0 - p)
+        a, b = self.winners, self.losers
+        rows = np.concatenate([a, b, a, b])
+        columns = np.concatenate([a, b, b, a])
+        values = np.concatenate([curvature, curvature, -curvature, -curvature])
+        shape = (self.n_items, self.n_items)
+        return sparse.csr_matrix((values, (rows, columns)), shape=shape)
+
+
+class MaxDiffModel:
+    """The MaxDiff sequential model (Plackett-Luce for best then worst).
+
+    Best is drawn from the tuple with probability softmax(u); worst from the remaining
+    items with probability softmax(-u).
+    """
+
+    method = "plackett_luce"
+
+    def __init__(self, judgments: Judgments):
+        self.items = judgments.items
+        m, size = self.items.shape
+        self.rows = np.arange(m)
+        self.best = judgments.best
+        self.worst = judgments.worst
+        self.is_best = np.arange(size) == self.best[:, None]
+        self.is_worst = np.arange(size) == self.worst[:, None]
+        self.not_best = (~self.is_best).astype(float)
+        self.n_items = judgments.n_items
+        self.n_judgments = m
+
+    def _probabilities(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        utility = u.take(self.items)
+        # log-sum-exp by hand, shifted by the row maximum (scipy's adds overhead per call)
+        high = utility.max(axis=1)
+        e_best = np.exp(utility - high[:, None])
+        sum_best = e_best.sum(axis=1)
+        low = np.where(self.is_best, np.inf, utility).min(axis=1)
+        e_worst = np.exp(low[:, None] - utility) * self.not_best
+        sum_worst = e_worst.sum(axis=1)
+        log_lik = (
+            utility[self.rows, self.best]
+            - high
+            - np.log(sum_best)
+            - utility[self.rows, self.worst]
+            + low
+            - np.log(sum_worst)
+        )
+        return log_lik, e_best / sum_best[:, None], e_worst / sum_worst[:, None]
+
+    def row_log_likelihood(self, u: np.ndarray) -> np.ndarray:
+        """Log-probability of each judgment's (best, worst) under utilities u."""
+        return self._probabilities(u)[0]
+
+    def _row_gradient(self, p_best: np.ndarray, p_worst: np.ndarray) -> np.ndarray:
+        # d(-log-lik)/du per tuple position: softmax(u) - [best] - softmax(-u over rest) + [worst]
+        return p_best - self.is_best - p_worst + self.is_worst
+
+    def negative_log_likelihood(
+        self, u: np.ndarray, weights: np.ndarray | None = None
+    ) -> tuple[float, np.ndarray]:
+        """Minus the log-likelihood of the judgments and its gradient in u."""
+        log_lik, p_best, p_worst = self._probabilities(u)
+        rows = self._row_gradient(p_best, p_worst)
+        if weights is None:
+            value = -float(log_lik.sum())
+        else:
+            value = -float(log_lik @ weights)
+            rows = rows * weights[:, None]
+        grad = np.bincount(self.items.ravel(), rows.ravel(), self.n_items)
+        return value, grad
+
+    def gradient_matrix(self, u: np.ndarray) -> sparse.csr_matrix:
+        """(n_items, m) sparse matrix: column j is judgment j's gradient of minus log-likelihood."""
+        _, p_best, p_worst = self._probabilities(u)
+        values = self._row_gradient(p_best, p_worst)
+        columns = np.repeat(self.rows, self.items.shape[1])
+        shape = (self.n_items, self.n_judgments)
+        return sparse.csr_matrix((values.ravel(), (self.items.ravel(), columns)), shape=shape)
+
+    def curvature(
+        self, u: np.ndarray, weights: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """What Hessian-vector products at u need: the two softmax rows and the weights."""
+        _, p_best, p_worst = self._probabilities(u)
+        return p_best, p_worst, None if weights is None else weights[:, None]
+
+    def hessian_vector(self, curvature, v: np.ndarray) -> np.ndarray:
+        """The Hessian of minus the log-likelihood (at the point of ``curvature``) times v."""
+        p_best, p_worst, weights = curvature
+        values = v[self.items]
+        rows = p_best * (values - (p_best * values).sum(axis=1, keepdims=True))
+        rows += p_worst * (values - (p_worst * values).sum(axis=1, keepdims=True))
+        if weights is not None:
+            rows *= weights
+        return np.bincount(self.items.ravel(), rows.ravel(), self.n_items)
+
+    def hessian(self, u: np.ndarray) -> sparse.csr_matrix:
+        """Sparse Hessian of minus the log-likelihood: two softmax covariances per judgment."""
+        _, p_best, p_worst = self._probabilities(u)
+        blocks = _softmax_covariance(p_best) + _softmax_covariance(p_worst)  # (m, T, T)
+        size = self.items.shape[1]
+        rows = np.repeat(self.items, size, axis=1).ravel()
+        columns = np.tile(self.items, (1, size)).ravel()
+        shape = (self.n_items, self.n_items)
+        return sparse.csr_matrix((blocks.ravel(), (rows, columns)), shape=shape)
+
+
+def _softmax_covariance(p: np.ndarray) -> np.ndarray:
+    """diag(p) - p p^T per row: the Hessian of log-sum-exp at the point giving softmax p."""
+    blocks = -p[:, :, None] * p[:, None, :]
+    index = np.arange(p.shape[1])
+    blocks[:, index, index] += p
+    return blocks
+
+
+MODELS = {"bradley_terry": PairwiseModel, "plackett_luce": MaxDiffModel}
+
+
+def model_for(method: str, judgments: Judgments) -> PairwiseModel | MaxDiffModel:
+    try:
+        return MODELS[method](judgments)
+    except KeyError:
+        raise ValueError(f"unknown model {method!r}; choose from {', '.join(MODELS)}") from None
+
+
+def penalised_objective(u, model, alpha, weights=None) -> tuple[float, np.ndarray]:
+    """Minus the log-likelihood plus alpha * sum(u**2), and its gradient."""
+    value, grad = model.negative_log_likelihood(u, weights)
+    return value + alpha * float(u @ u), grad + 2.0 * alpha * u
+
+
+class _HessianProduct:
+    """Hessian-vector products for Newton-CG, reusing the curvature while u stays put."""
+
+    def __init__(self, model, alpha: float, weights: np.ndarray | None):
+        self.model, self.alpha, self.weights = model, alpha, weights
+        self.at: np.ndarray | None = None
+        self.curvature = None
+
+    def __call__(self, u: np.ndarray, v: np.ndarray, *args) -> np.ndarray:
+        if self.at is None or not np.array_equal(self.at, u):
+            self.at = u.copy()
+            self.curvature = self.model.curvature(u, self.weights)
+        return self.model.hessian_vector(self.curvature, v) + 2.0 * self.alpha * v
+
+
+def fit_model(
+    model: PairwiseModel | MaxDiffModel,
+    counts: tuple[np.ndarray, np.ndarray, np.ndarray],
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    max_iter: int = DEFAULT_MAX_ITER,
+    tolerance: float = DEFAULT_TOLERANCE,
+    weights: np.ndarray | None = None,
+    initial: np.ndarray | None = None,
+) -> Scores:
+    """Penalised maximum likelihood of ``model``, utilities centred.
+
+    One Newton-CG run with the analytic gradient and matrix-free Hessian-vector products;
+    ``tolerance`` is its xtol (mean relative change of the utilities at the last step).
+    """
+    if alpha <= 0:
+        raise ValueError("alpha must be positive: items that always win would have no finite fit")
+    best, worst, appearances = counts
+    if initial is None:
+        # Counting scores point the right way and cut the iterations by about a third.
+        initial = 2.0 * counting_scores(best, worst, appearances)
+    product = _HessianProduct(model, alpha, weights)
+    result = minimize(
+        penalised_objective,
+        np.asarray(initial, dtype=float),
+        args=(model, alpha, weights),
+        jac=True,
+        hessp=product,
+        method="Newton-CG",
+        options={"maxiter": max_iter, "xtol": tolerance},
+    )
+    u = result.x - result.x.mean()
+    options = {"alpha": alpha, "max_iter": max_iter, "tolerance": tolerance}
+    return Scores(
+        model.method,
+        u,
+        best,
+        worst,
+        appearances,
+        iterations=int(result.nit),
+        converged=bool(result.success),
+        options=options,
+    )
+
+
+def fit_bradley_terry(
+    judgments: Judgments,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    max_iter: int = DEFAULT_MAX_ITER,
+    tolerance: float = DEFAULT_TOLERANCE,
+    weights: np.ndarray | None = None,
+    initial: np.ndarray | None = None,
+) -> Scores:
+    """Bradley-Terry utilities (log-odds scale, centred) from the 2T - 3 implied pairs."""
+    return fit_model(
+        PairwiseModel(judgments),
+        item_counts(judgments, weights),
+        alpha=alpha,
+        max_iter=max_iter,
+        tolerance=tolerance,
+        weights=weights,
+        initial=initial,
+    )
+
+
+def fit_plackett_luce(
+    judgments: Judgments,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    max_iter: int = DEFAULT_MAX_ITER,
+    tolerance: float = DEFAULT_TOLERANCE,
+    weights: np.ndarray | None = None,
+    initial: np.ndarray | None = None,
+) -> Scores:
+    """MaxDiff (sequential best-then-worst) utilities on the log-odds scale, centred."""
+    return fit_model(
+        MaxDiffModel(judgments),
+        item_counts(judgments, weights),
+        alpha=alpha,
+        max_iter=max_iter,
+        tolerance=tolerance,
+        weights=weights,
+        initial=initial,
+    )
+
+
+def fit(method: str, judgments: Judgments, **options) -> Scores:
+    """Scores by the named method ('counting', 'bradley_terry' or 'plackett_luce')."""
+    if method == "counting":
+        return fit_counting(judgments, weights=options.get("weights"))
+    if method == "bradley_terry":
+        return fit_bradley_terry(judgments, **options)
+    if method == "plackett_luce":
+        return fit_plackett_luce(judgments, **options)
+    raise ValueError(f"unknown scoring method {method!r}; choose from {', '.join(METHODS)}")
+
+
+def sample_maxdiff(
+    tuples: np.ndarray, utilities: np.ndarray, seed: int | np.random.Generator | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw (best, worst) column positions for each tuple row from the MaxDiff model.
+
+    Best from softmax(u) over the tuple, worst from softmax(-u) over the rest (Gumbel-max).
+    """
+    rng = np.random.default_rng(seed)
+    utility = np.asarray(utilities, dtype=float)[np.asarray(tuples)]
+    best = np.argmax(utility + rng.gumbel(size=utility.shape), axis=1)
+    rest = -utility + rng.gumbel(size=utility.shape)
+    rest[np.arange(utility.shape[0]), best] = -np.inf
+    worst = np.argmax(rest, axis=1)
+    return best, worst
