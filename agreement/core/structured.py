@@ -1,0 +1,227 @@
+"""Agreement on sets of objects (3D boxes, time segments): match by IoU, score each item.
+
+Item score for two annotators (SPEC 10): each matched pair adds its IoU, half of it when
+the two labels differ; unmatched objects add 0; the sum is divided by the number of
+objects, a matched pair counted once. Two annotators who marked nothing agree (1). The
+figures are not chance-corrected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from agreement.core.iou import box3d_iou_pairs, temporal_iou_pairs
+from agreement.core.matching import match_objects
+
+BOX_THRESHOLD = 0.25
+SEGMENT_THRESHOLD = 0.5
+# Object pairs whose IoU is computed in one batch.
+BATCH_PAIRS = 400_000
+
+NOT_CHANCE_CORRECTED = (
+    "mean_agreement is not chance-corrected: compare it between pilots of the same task"
+)
+
+
+class ObjectError(ValueError):
+    """An annotation value that is not a list of well-formed objects for its scheme."""
+
+
+def item_score(
+    iou: np.ndarray,
+    labels_a: Sequence,
+    labels_b: Sequence,
+    threshold: float,
+    allowed: np.ndarray | None = None,
+) -> float:
+    """Agreement of two annotators on one item, 0..1, from their (n, m) object IoU matrix."""
+    iou = np.asarray(iou, dtype=float).reshape(len(labels_a), len(labels_b))
+    n, m = iou.shape
+    if n == 0 and m == 0:
+        return 1.0
+    rows, cols = match_objects(iou, threshold, allowed)
+    labels_a, labels_b = np.asarray(labels_a), np.asarray(labels_b)
+    weight = np.where(labels_a[rows] == labels_b[cols], 1.0, 0.5) if len(rows) else 0.0
+    total = float(np.sum(iou[rows, cols] * weight))
+    return total / (n + m - len(rows))
+
+
+@dataclass
+class ObjectSets:
+    """Every annotator's objects of one scheme, flattened: slices per (item, annotator).
+
+    geometry: (N, 7) boxes or (N, 2) segments; labels and tiers: (N,) integer codes.
+    sets: item key -> {annotator: (start, count)} into those arrays.
+    """
+
+    geometry: np.ndarray
+    labels: np.ndarray
+    tiers: np.ndarray
+    sets: dict[Any, dict[str, tuple[int, int]]] = field(default_factory=dict)
+
+
+def parse_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
+    """ObjectSets of 3D boxes from item -> annotator -> list of {label, center, size, yaw}."""
+    rows: list[list[float]] = []
+    labels: list[str] = []
+    sets: dict[Any, dict[str, tuple[int, int]]] = {}
+    for item, answers in units.items():
+        for annotator, value in answers.items():
+            start = len(rows)
+            for index, box in enumerate(_object_list(value, item, annotator)):
+                where = f"item {item!r}, annotator {annotator!r}, box {index}"
+                if not isinstance(box, Mapping):
+                    raise ObjectError(f"{where}: expected an object, got {box!r}")
+                center, size = box.get("center"), box.get("size")
+                if not _numbers(center, 3) or not _numbers(size, 3):
+                    raise ObjectError(f"{where}: needs center [x, y, z] and size [l, w, h]")
+                if min(size) < 0:
+                    raise ObjectError(f"{where}: size must not be negative, got {size}")
+                yaw = box.get("yaw", 0.0)
+                if yaw is None:
+                    yaw = 0.0
+                if not _numbers([yaw], 1):
+                    raise ObjectError(f"{where}: yaw must be a number (radians), got {yaw!r}")
+                rows.append([*center, *size, yaw])
+                labels.append(str(box.get("label", "")))
+            sets.setdefault(item, {})[annotator] = (start, len(rows) - start)
+    geometry = np.asarray(rows, dtype=float).reshape(-1, 7)
+    return ObjectSets(geometry, _codes(labels), np.zeros(len(rows), dtype=np.int64), sets)
+
+
+def parse_segments(units: Mapping[Any, Mapping[str, Any]], *, tiered: bool = False) -> ObjectSets:
+    """ObjectSets of time segments from item -> annotator -> list of {start, end, label[, tier]}."""
+    rows: list[list[float]] = []
+    labels: list[str] = []
+    tiers: list[str] = []
+    sets: dict[Any, dict[str, tuple[int, int]]] = {}
+    for item, answers in units.items():
+        for annotator, value in answers.items():
+            start = len(rows)
+            for index, segment in enumerate(_object_list(value, item, annotator)):
+                where = f"item {item!r}, annotator {annotator!r}, segment {index}"
+                if not isinstance(segment, Mapping):
+                    raise ObjectError(f"{where}: expected an object, got {segment!r}")
+                bounds = [segment.get("start"), segment.get("end")]
+                if not _numbers(bounds, 2):
+                    raise ObjectError(f"{where}: needs numeric start and end (seconds)")
+                if bounds[1] < bounds[0]:
+                    raise ObjectError(f"{where}: end {bounds[1]} is before start {bounds[0]}")
+                rows.append(bounds)
+                labels.append(str(segment.get("label", "")))
+                tiers.append(str(segment.get("tier", "")) if tiered else "")
+            sets.setdefault(item, {})[annotator] = (start, len(rows) - start)
+    geometry = np.asarray(rows, dtype=float).reshape(-1, 2)
+    return ObjectSets(geometry, _codes(labels), _codes(tiers), sets)
+
+
+def structured_agreement(objects: ObjectSets, *, kind: str, threshold: float | None = None) -> dict:
+    """Per-scheme figures: mean item score over annotator pairs and items, count difference.
+
+    ``kind`` is "boxes" (3D IoU, default threshold 0.25) or "segments" (temporal IoU,
+    0.5; tiers match only within a tier). Items with fewer than two annotators are left out.
+    """
+    if kind not in ("boxes", "segments"):
+        raise ValueError(f"kind must be 'boxes' or 'segments', got {kind!r}")
+    if threshold is None:
+        threshold = BOX_THRESHOLD if kind == "boxes" else SEGMENT_THRESHOLD
+    pair_iou = box3d_iou_pairs if kind == "boxes" else temporal_iou_pairs
+
+    blocks: list[tuple[int, int, int, int]] = []  # (start_a, n_a, start_b, n_b)
+    annotators: set[str] = set()
+    n_items = 0
+    for answers in objects.sets.values():
+        if len(answers) < 2:
+            continue
+        n_items += 1
+        annotators.update(answers)
+        for first, second in combinations(sorted(answers), 2):
+            blocks.append((*answers[first], *answers[second]))
+
+    scores = np.empty(len(blocks))
+    count_diff = np.empty(len(blocks))
+    geometry, labels, tiers = objects.geometry, objects.labels, objects.tiers
+    for batch in _batches(blocks):
+        index_a, index_b = _pair_indices(batch)
+        iou = pair_iou(geometry[index_a], geometry[index_b]) if len(index_a) else np.zeros(0)
+        offset = 0
+        for position, (start_a, n_a, start_b, n_b) in batch:
+            size = n_a * n_b
+            block_iou = iou[offset : offset + size].reshape(n_a, n_b)
+            offset += size
+            slice_a, slice_b = slice(start_a, start_a + n_a), slice(start_b, start_b + n_b)
+            same_tier = tiers[slice_a, None] == tiers[None, slice_b]
+            scores[position] = item_score(
+                block_iou, labels[slice_a], labels[slice_b], threshold, same_tier
+            )
+            count_diff[position] = abs(n_a - n_b)
+
+    notes = [NOT_CHANCE_CORRECTED]
+    if not blocks:
+        notes.append("mean_agreement undefined: no item was annotated by two or more annotators")
+    return {
+        "mean_agreement": float(scores.mean()) if blocks else None,
+        "mean_object_count_diff": float(count_diff.mean()) if blocks else None,
+        "n_items": n_items,
+        "n_pairs": len(blocks),
+        "n_annotators": len(annotators),
+        "notes": notes,
+    }
+
+
+def _batches(blocks: list[tuple[int, int, int, int]]):
+    batch: list[tuple[int, tuple[int, int, int, int]]] = []
+    pairs = 0
+    for position, block in enumerate(blocks):
+        batch.append((position, block))
+        pairs += block[1] * block[3]
+        if pairs >= BATCH_PAIRS:
+            yield batch
+            batch, pairs = [], 0
+    if batch:
+        yield batch
+
+
+def _pair_indices(batch) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices of every (object of a, object of b) pair of each block, row-major."""
+    blocks = np.array([block for _, block in batch], dtype=np.int64).reshape(-1, 4)
+    start_a, n_a, start_b, n_b = blocks.T
+    sizes = n_a * n_b
+    total = int(sizes.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    block = np.repeat(np.arange(len(blocks)), sizes)
+    within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    row, col = np.divmod(within, n_b[block])
+    return start_a[block] + row, start_b[block] + col
+
+
+def _object_list(value: Any, item: Any, annotator: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ObjectError(
+            f"item {item!r}, annotator {annotator!r}: expected a list of objects, got {value!r}"
+        )
+    return value
+
+
+def _numbers(value: Any, length: int) -> bool:
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) == length
+        and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+            for x in value
+        )
+    )
+
+
+def _codes(labels: list[str]) -> np.ndarray:
+    codes: dict[str, int] = {}
+    return np.asarray([codes.setdefault(label, len(codes)) for label in labels], dtype=np.int64)
