@@ -1,0 +1,362 @@
+"""File mode: score a study from its YAML config, data files and annotation directory.
+
+``load_study`` reads the three (no database); ``score_judgments``, ``score_table``,
+``write_score_table`` and ``format_stats`` turn judgment arrays into the score table and
+the statistics text of SPEC section 6. The platform's dashboard and workers call the same
+functions on judgments read from the database, so both give the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import rankdata
+
+from bws.core.bootstrap import DEFAULT_RESAMPLES, Intervals, bootstrap_intervals
+from bws.core.judgments import Judgments, build_judgments
+from bws.core.reliability import SplitHalf, split_half
+from bws.core.scoring import (
+    DEFAULT_ALPHA,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOLERANCE,
+    METHOD_NAMES,
+    METHODS,
+    Scores,
+    fit,
+)
+from projects.configuration import ProjectConfig, Scheme, load_config
+from projects.datafiles import LoadedData, load_items
+from projects.interchange import UnitRecord, read_directory
+
+TABLE_COLUMNS = (
+    "item_id",
+    "text",
+    "score",
+    "ci_low",
+    "ci_high",
+    "best_count",
+    "worst_count",
+    "appearances",
+    "rank",
+)
+DEFAULT_SCORES_FILE = "bws_scores.tsv"
+
+
+class StudyError(ValueError):
+    """A study that file mode cannot score (no BWS scheme, an unknown scheme, no judgments)."""
+
+
+@dataclass
+class Study:
+    """A project read from files: config, items (ids aggregated across instances), records."""
+
+    config: ProjectConfig
+    data: LoadedData
+    records: list[UnitRecord]
+    item_ids: list[str]
+    texts: list[str]
+    item_index: dict[str, int] = field(default_factory=dict)
+
+    def bws_scheme(self, name: str | None = None) -> Scheme:
+        """The named BWS scheme, or the only one; StudyError if that is ambiguous or absent."""
+        schemes = self.config.bws_schemes
+        if not schemes:
+            raise StudyError(f"{self.config.source}: no best-worst scheme to score")
+        if name is None:
+            if len(schemes) > 1:
+                names = ", ".join(s.name for s in schemes)
+                raise StudyError(
+                    f"{self.config.source}: {len(schemes)} best-worst schemes ({names}); "
+                    "choose one with --scheme"
+                )
+            return schemes[0]
+        for scheme in schemes:
+            if scheme.name == name:
+                return scheme
+        names = ", ".join(s.name for s in schemes)
+        raise StudyError(f"{self.config.source}: no best-worst scheme {name!r} (schemes: {names})")
+
+    def judgments(self, scheme: str) -> Judgments:
+        """The scheme's judgments as arrays (JudgmentError naming file:line if any is bad)."""
+        return build_judgments(self.records, self.item_index, scheme, n_items=len(self.item_ids))
+
+    def planned_tuples(self) -> int:
+        """How many tuples the project's design holds: ceil(N r / T) per pool of N items.
+
+        A pool is the whole item list, or each instance's list (items_key); an instance
+        holding exactly T items is one pre-generated tuple.
+        """
+        design = self.config.bws
+        size, r = design.tuple_size, design.appearances
+        if design.items_key:
+            pools = [len(i.items) for i in self.data.instances]
+        else:
+            pools = [len(self.item_ids)]
+        if design.ensure_pair_coverage and not design.items_key:
+            from bws.core.design import balanced_design
+
+            return len(
+                balanced_design(
+                    len(self.item_ids), size, r, seed=design.seed, ensure_pair_coverage=True
+                ).tuples
+            )
+        return sum(1 if n == size else math.ceil(n * r / size) for n in pools)
+
+    def default_output(self, scheme: Scheme) -> Path:
+        scoring = scheme.options.get("scoring") or {}
+        if scoring.get("output_file"):
+            return Path(self.config.base_dir) / scoring["output_file"]
+        return self.config.output_dir() / DEFAULT_SCORES_FILE
+
+
+def load_study(config_path: str | Path) -> Study:
+    """Read a project's config, data files and annotation output directory.
+
+    Raise ConfigError, DataError or InterchangeError (each naming file and line) on bad
+    input. Item ids that repeat across instances become one item (scores aggregate).
+    """
+    config = load_config(config_path)
+    if config.bws is None:
+        raise StudyError(f"{config.source}: no best-worst scheme to score")
+    data = load_items(config)
+    records = read_directory(config.output_dir())
+    item_ids = [item.item_id for item in data.items]
+    texts = [item.text for item in data.items]
+    index = {item_id: k for k, item_id in enumerate(item_ids)}
+    return Study(config, data, records, item_ids, texts, index)
+
+
+def scheme_scoring(scheme: Scheme) -> dict:
+    """The scheme's scoring options with defaults (method, include_confidence, iterations)."""
+    options = {
+        "method": "counting",
+        "include_confidence": True,
+        "bootstrap_iterations": DEFAULT_RESAMPLES,
+        "output_file": None,
+    }
+    options.update(
+        {k: v for k, v in (scheme.options.get("scoring") or {}).items() if v is not None}
+    )
+    return options
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreReport:
+    """Scores of one scheme by one method, with bootstrap intervals when asked for."""
+
+    method: str
+    scores: Scores
+    intervals: Intervals | None
+    judgments: Judgments
+
+
+def score_judgments(
+    judgments: Judgments,
+    method: str,
+    *,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    unit: str = "tuple",
+    seed: int = 0,
+    alpha: float = DEFAULT_ALPHA,
+    max_iter: int = DEFAULT_MAX_ITER,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> ScoreReport:
+    """Fit ``method`` and, when ``bootstrap`` > 0, its percentile 95% intervals."""
+    if method not in METHODS:
+        raise StudyError(f"unknown scoring method {method!r}; choose from {', '.join(METHODS)}")
+    if judgments.n_judgments == 0:
+        raise StudyError("no best-worst judgments to score")
+    options = (
+        {}
+        if method == "counting"
+        else {
+            "alpha": alpha,
+            "max_iter": max_iter,
+            "tolerance": tolerance,
+        }
+    )
+    scores = fit(method, judgments, **options)
+    intervals = None
+    if bootstrap > 0:
+        intervals = bootstrap_intervals(
+            judgments, method, scores=scores, resamples=bootstrap, unit=unit, seed=seed, alpha=alpha
+        )
+    return ScoreReport(method, scores, intervals, judgments)
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    item_id: str
+    text: str
+    score: float | None
+    ci_low: float | None
+    ci_high: float | None
+    best_count: int
+    worst_count: int
+    appearances: int
+    rank: int | None
+
+
+def score_table(item_ids: list[str], texts: list[str], report: ScoreReport) -> list[ScoreRow]:
+    """One row per item, sorted by score (highest first), rank 1 for the best.
+
+    Items never shown have no score or rank and come last; tied scores share a rank.
+    """
+    scores = report.scores
+    shown = scores.appearances > 0
+    values = scores.scores
+    ranks = np.zeros(len(item_ids), dtype=np.int64)
+    ranks[shown] = rankdata(-np.round(values[shown], 12), method="min").astype(np.int64)
+    order = sorted(
+        range(len(item_ids)),
+        key=lambda i: (not shown[i], -values[i] if shown[i] else 0.0, i),
+    )
+    intervals = report.intervals
+    rows = []
+    for i in order:
+        low = high = None
+        if intervals is not None and shown[i]:
+            low, high = float(intervals.low[i]), float(intervals.high[i])
+        rows.append(
+            ScoreRow(
+                item_id=item_ids[i],
+                text=texts[i],
+                score=float(values[i]) if shown[i] else None,
+                ci_low=low,
+                ci_high=high,
+                best_count=int(round(scores.best_counts[i])),
+                worst_count=int(round(scores.worst_counts[i])),
+                appearances=int(round(scores.appearances[i])),
+                rank=int(ranks[i]) if shown[i] else None,
+            )
+        )
+    return rows
+
+
+def write_score_table(rows: list[ScoreRow], path: str | Path) -> Path:
+    """Write the table: CSV when the path ends in .csv, TSV otherwise."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    delimiter = "," if path.suffix.lower() == ".csv" else "\t"
+    with open(path, "w", encoding="utf-8", newline="") as stream:
+        writer = csv.writer(stream, delimiter=delimiter, lineterminator="\n")
+        writer.writerow(TABLE_COLUMNS)
+        for row in rows:
+            writer.writerow(
+                [
+                    row.item_id,
+                    " ".join(row.text.split()),
+                    _number(row.score),
+                    _number(row.ci_low),
+                    _number(row.ci_high),
+                    row.best_count,
+                    row.worst_count,
+                    row.appearances,
+                    "" if row.rank is None else row.rank,
+                ]
+            )
+    return path
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None or not math.isfinite(value) else f"{value:.6f}"
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def format_stats(
+    scheme: str,
+    *,
+    n_items: int,
+    planned_tuples: int,
+    report: ScoreReport,
+    reliability: SplitHalf | None,
+    item_ids: list[str],
+    top: int = 5,
+) -> str:
+    """One scheme's block of the statistics text (SPEC section 6), without the title."""
+    judgments, scores = report.judgments, report.scores
+    annotated = judgments.n_tuples
+    shown = scores.appearances > 0
+    values = scores.scores[shown]
+    lines = [
+        f"Schema: {scheme}",
+        f"Items: {n_items}",
+        f"Tuples: {max(planned_tuples, annotated)} "
+        f"(annotated: {annotated} / {max(planned_tuples, annotated)})",
+        f"Annotations: {judgments.n_judgments} ({judgments.n_annotators} annotator"
+        f"{'' if judgments.n_annotators == 1 else 's'})",
+        "",
+        f"Score Summary ({METHOD_NAMES[report.method]}):",
+        f"  Mean:  {_tidy(values.mean()):5.2f}",
+        f"  Std:   {_tidy(values.std()):5.2f}",
+        f"  Range: {_tidy(values.min()):+.2f} to {_tidy(values.max()):+.2f}",
+        "",
+        f"Top {min(top, int(shown.sum()))} Items:",
+    ]
+    best = [i for i in np.argsort(-scores.scores, kind="stable") if shown[i]][:top]
+    width = max((len(item_ids[i]) for i in best), default=0) + 1
+    for i in best:
+        line = f"  {item_ids[i] + ':':<{width}} {scores.scores[i]:5.2f}"
+        if report.intervals is not None:
+            line += f" (±{report.intervals.half_width[i]:.2f})"
+        lines.append(line)
+    if reliability is None or math.isnan(reliability.mean):
+        lines.append("Split-Half Reliability: not available (too few judgments)")
+    else:
+        lines.append(
+            f"Split-Half Reliability: r = {reliability.mean:.2f} "
+            f"(Spearman-Brown {reliability.spearman_brown:.2f}; "
+            f"sd {reliability.std:.2f} over {reliability.trials} splits)"
+        )
+        if reliability.splits_tuples:
+            lines.append(
+                "  One judgment per tuple: the tuples were split in two, not their judgments."
+            )
+    return "\n".join(lines)
+
+
+def _tidy(value: float) -> float:
+    """Rounded to two decimals for display, with no "-0.00"."""
+    return round(float(value), 2) + 0.0
+
+
+def study_stats(study: Study, *, seed: int | None = None) -> str:
+    """The statistics text of every BWS scheme of a study (title, then one block each)."""
+    blocks = []
+    seed = study.config.bws.seed if seed is None else seed
+    for scheme in study.config.bws_schemes:
+        judgments = study.judgments(scheme.name)
+        if judgments.n_judgments == 0:
+            blocks.append(
+                f"Schema: {scheme.name}\nItems: {len(study.item_ids)}\n"
+                f"Tuples: {study.planned_tuples()} (annotated: 0 / {study.planned_tuples()})\n"
+                "Annotations: 0"
+            )
+            continue
+        options = scheme_scoring(scheme)
+        report = score_judgments(
+            judgments,
+            options["method"],
+            bootstrap=options["bootstrap_iterations"] if options["include_confidence"] else 0,
+            seed=seed,
+        )
+        blocks.append(
+            format_stats(
+                scheme.name,
+                n_items=len(study.item_ids),
+                planned_tuples=study.planned_tuples(),
+                report=report,
+                reliability=split_half(judgments, seed=seed),
+                item_ids=study.item_ids,
+            )
+        )
+    return "BWS Statistics\n==============\n" + "\n\n".join(blocks) + "\n"
