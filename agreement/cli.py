@@ -1,0 +1,78 @@
+"""``python -m agreement report``: the agreement report of a study from files, no database.
+
+Reads the YAML configuration (projects.configuration) and the interchange records
+(projects.interchange: every .jsonl under the configuration's output_annotation_dir, or
+the file or directory given with --annotations) and prints the report of
+agreement.core.report as JSON or text. Bad input exits with status 2 and a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agreement.core.report import AgreementInputError, build_report, format_text
+from projects.configuration import ConfigError, load_config
+from projects.interchange import InterchangeError, read_directory, read_file
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m agreement",
+        description="Inter-annotator agreement from a project's files (no database).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    report = commands.add_parser("report", help="per-scheme agreement report (SPEC section 10)")
+    report.add_argument("--config", required=True, help="the project's YAML configuration")
+    report.add_argument(
+        "--annotations",
+        help="an interchange .jsonl file or a directory of them "
+        "(default: the configuration's output_annotation_dir)",
+    )
+    report.add_argument("--format", choices=("json", "text"), default="json")
+    report.add_argument(
+        "--model-annotator",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an annotator that is a model judge (repeatable)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = load_config(args.config, check_files=False)
+        records = _read_records(args.annotations, config.output_dir())
+        schemes = [
+            {"name": scheme.name, "type": scheme.type, "options": scheme.options}
+            for scheme in config.schemes
+        ]
+        report = build_report(records, schemes, model_annotators=args.model_annotator)
+    except (ConfigError, InterchangeError, AgreementInputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.format == "text":
+        sys.stdout.write(format_text(report))
+    else:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    return 0
+
+
+def _read_records(annotations: str | None, default_dir: Path):
+    if annotations is None:
+        if not default_dir.is_dir():
+            raise AgreementInputError(f"annotation directory not found: {default_dir}")
+        return read_directory(default_dir)
+    path = Path(annotations)
+    if path.is_dir():
+        return read_directory(path)
+    if not path.exists():
+        raise AgreementInputError(f"annotations not found: {path}")
+    return read_file(path)
