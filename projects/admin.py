@@ -1,6 +1,17 @@
 from django.contrib import admin
 
-from .models import Annotation, Instance, Item, Lab, LabMembership, Membership, Project
+from .models import (
+    Annotation,
+    Assignment,
+    Instance,
+    Item,
+    Lab,
+    LabMembership,
+    Membership,
+    Project,
+    Submission,
+    Unit,
+)
 
 
 class LabMembershipInline(admin.TabularInline):
@@ -62,10 +73,36 @@ class InstanceAdmin(admin.ModelAdmin):
     list_select_related = ["project"]
 
 
+@admin.register(Unit)
+class UnitAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "project", "kind", "position", "load", "completed"]
+    list_filter = ["project", "kind"]
+    search_fields = ["external_id"]
+    list_select_related = ["project"]
+    raw_id_fields = ["bws_tuple", "instance"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["unit", "annotator", "project", "status", "leased_until", "completed_at"]
+    list_filter = ["project", "status"]
+    search_fields = ["annotator__username", "unit__external_id"]
+    list_select_related = ["unit", "annotator", "project"]
+    raw_id_fields = ["unit"]
+
+
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
-    list_display = ["annotator", "project", "scheme", "bws_tuple", "instance", "created_at"]
+    list_display = ["annotator", "project", "scheme", "unit", "created_at", "updated_at"]
     list_filter = ["project", "scheme"]
-    search_fields = ["annotator__username"]
-    list_select_related = ["annotator", "project", "bws_tuple", "instance"]
-    raw_id_fields = ["bws_tuple", "instance"]
+    search_fields = ["annotator__username", "unit__external_id"]
+    list_select_related = ["annotator", "project", "unit"]
+    raw_id_fields = ["unit"]
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["client_id", "annotator", "unit", "created_at"]
+    search_fields = ["annotator__username", "client_id"]
+    list_select_related = ["annotator", "unit"]
+    raw_id_fields = ["unit"]

@@ -150,46 +150,121 @@ class Instance(models.Model):
         return self.instance_id
 
 
+class Unit(models.Model):
+    """What the queue hands out: a BWS tuple in BWS projects, an instance otherwise.
+
+    `load` counts completed answers plus live reservations, so the queue's choice and its cap
+    check read one indexed row; `completed` counts finished annotators.
+    """
+
+    class Kind(models.TextChoices):
+        TUPLE = "tuple", "BWS tuple"
+        INSTANCE = "instance", "Instance"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="units")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    external_id = models.CharField(max_length=255, help_text="tuple_id or instance_id")
+    position = models.PositiveIntegerField()
+    random_rank = models.PositiveIntegerField(help_text="Place in the seeded random order.")
+    bws_tuple = models.OneToOneField(
+        "bws.BwsTuple", null=True, blank=True, on_delete=models.CASCADE, related_name="unit"
+    )
+    instance = models.ForeignKey(
+        Instance, null=True, blank=True, on_delete=models.CASCADE, related_name="units"
+    )
+    load = models.PositiveIntegerField(default=0)
+    completed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["project", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "position"], name="unique_unit_position"),
+            models.UniqueConstraint(fields=["project", "external_id"], name="unique_unit_id"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "load", "position"], name="unit_least_loaded"),
+            models.Index(fields=["project", "random_rank"], name="unit_random_order"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Assignment(models.Model):
+    """A unit handed to an annotator: reserved under a lease, then completed."""
+
+    class Status(models.TextChoices):
+        RESERVED = "reserved", "Reserved"
+        COMPLETED = "completed", "Completed"
+
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=10, choices=Status.choices)
+    leased_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["unit", "annotator"], name="one_assignment_per_unit"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "annotator", "status"], name="assignment_by_annotator"),
+            models.Index(fields=["project", "status", "leased_until"], name="assignment_leases"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.unit} to {self.annotator} ({self.status})"
+
+
 class Annotation(models.Model):
-    """One annotator's answer to one scheme on one unit (a BWS tuple or an instance)."""
+    """One annotator's answer to one scheme on one unit. BWS answers also keep the chosen
+    items as Item.index values, so scoring reads integer arrays in one query."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="annotations")
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
     )
-    bws_tuple = models.ForeignKey(
-        "bws.BwsTuple", null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
-    )
-    instance = models.ForeignKey(
-        Instance, null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
-    )
     scheme = models.CharField(max_length=200)
     value = models.JSONField()
-    client_id = models.UUIDField(null=True, blank=True)
+    best_index = models.PositiveIntegerField(null=True, blank=True)
+    worst_index = models.PositiveIntegerField(null=True, blank=True)
     time_taken_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["created_at"]
+        ordering = ["created_at", "id"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(bws_tuple__isnull=False, instance__isnull=True)
-                | Q(bws_tuple__isnull=True, instance__isnull=False),
-                name="annotation_has_one_unit",
-            ),
             models.UniqueConstraint(
-                fields=["annotator", "bws_tuple", "scheme"],
-                condition=Q(bws_tuple__isnull=False),
-                name="one_answer_per_tuple_scheme",
-            ),
-            models.UniqueConstraint(
-                fields=["annotator", "instance", "scheme"],
-                condition=Q(instance__isnull=False),
-                name="one_answer_per_instance_scheme",
+                fields=["unit", "annotator", "scheme"], name="one_answer_per_unit_scheme"
             ),
         ]
-        indexes = [models.Index(fields=["project", "scheme"])]
+        indexes = [models.Index(fields=["project", "scheme", "created_at"])]
 
     def __str__(self) -> str:
-        return f"{self.annotator} on {self.bws_tuple or self.instance} ({self.scheme})"
+        return f"{self.annotator} on {self.unit} ({self.scheme})"
+
+
+class Submission(models.Model):
+    """A client's submission id, so a retried request stores its answers once."""
+
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
+    )
+    client_id = models.UUIDField()
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="submissions")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "client_id"], name="unique_client_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.client_id} by {self.annotator}"

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 
-from .models import Annotation, Instance, Item, Lab, LabMembership, Membership, Project
+from .models import Annotation, Instance, Item, Lab, LabMembership, Membership, Project, Unit
 
 User = get_user_model()
 
@@ -80,46 +80,16 @@ def units_required(project: Project) -> int:
 
 
 def project_progress(projects) -> dict[int, Progress]:
-    """Per project: annotations counted towards completion (each unit up to its cap) of the total.
-
-    A unit is a BWS tuple in BWS projects and an instance otherwise; the total is the number of
-    units times num_annotators_per_item (or one).
-    """
-    projects = list(projects)
-    if not projects:
-        return {}
-    from bws.models import BwsTuple
-
-    ids = [p.pk for p in projects]
-    tuple_counts = dict(
-        BwsTuple.objects.filter(project_id__in=ids)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
-    instance_counts = dict(
-        Instance.objects.filter(project_id__in=ids)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
-    done = {p.pk: _units_done(p) for p in projects}
+    """Per project: completed annotations, each unit counted up to num_annotators_per_item
+    (or one), out of units times that number."""
     result = {}
-    for p in projects:
-        units = tuple_counts.get(p.pk, 0) if p.is_bws else instance_counts.get(p.pk, 0)
-        result[p.pk] = Progress(done=done[p.pk], total=units * units_required(p))
+    for project in projects:
+        cap = units_required(project)
+        figures = Unit.objects.filter(project=project).aggregate(
+            units=Count("id"), done=Sum(Least("completed", Value(cap)))
+        )
+        result[project.pk] = Progress(done=figures["done"] or 0, total=figures["units"] * cap)
     return result
-
-
-def _units_done(project: Project) -> int:
-    """Annotators per unit, each unit counted up to its cap, summed in the database."""
-    unit = "bws_tuple_id" if project.is_bws else "instance_id"
-    per_unit = (
-        Annotation.objects.filter(project=project, **{f"{unit}__isnull": False})
-        .values(unit)
-        .annotate(n=Least(Count("annotator_id", distinct=True), Value(units_required(project))))
-    )
-    return per_unit.aggregate(total=Sum("n"))["total"] or 0
 
 
 @dataclass(frozen=True)

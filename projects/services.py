@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -13,7 +14,7 @@ from django.utils.text import slugify
 
 from .configuration import ConfigError, ProjectConfig, load_config
 from .datafiles import LoadedData, load_items
-from .models import Instance, Item, Lab, LabMembership, Membership, Project
+from .models import Instance, Item, Lab, LabMembership, Membership, Project, Unit
 
 User = get_user_model()
 
@@ -154,6 +155,7 @@ def _build_project(
         batch_size=5000,
     )
     design = build_tuples(project=project, config=config, data=data, instances=instances)
+    _build_units(project=project, config=config, instances=instances)
     if owner is not None:
         Membership.objects.get_or_create(
             user=owner, project=project, defaults={"role": Membership.Role.MANAGER}
@@ -178,6 +180,32 @@ def _build_project(
         n_tuples=design.n_tuples,
         design_notes=design.notes,
     )
+
+
+def _build_units(*, project: Project, config: ProjectConfig, instances: list[Instance]) -> None:
+    """One queue unit per BWS tuple in BWS projects, per instance otherwise, with a seeded
+    random order for the `random` assignment strategy."""
+    from bws.models import BwsTuple
+
+    if config.bws_schemes:
+        units = [
+            Unit(
+                kind=Unit.Kind.TUPLE, external_id=t.tuple_id, bws_tuple=t, instance_id=t.instance_id
+            )
+            for t in BwsTuple.objects.filter(project=project).order_by("position")
+        ]
+    else:
+        units = [
+            Unit(kind=Unit.Kind.INSTANCE, external_id=inst.instance_id, instance=inst)
+            for inst in instances
+        ]
+    seed = config.bws.seed if config.bws else 42
+    ranks = np.random.default_rng(seed).permutation(len(units))
+    for n, unit in enumerate(units):
+        unit.project = project
+        unit.position = n
+        unit.random_rank = int(ranks[n])
+    Unit.objects.bulk_create(units, batch_size=5000)
 
 
 def store_uploaded_project(*, config_file, data_files) -> Path:

@@ -7,8 +7,9 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from bws.models import BwsTuple
-from projects.models import Annotation, Membership, Project
+from projects.answers import submit_answers
+from projects.models import Membership, Project
+from projects.queue import next_unit
 from projects.services import import_project
 
 from .factories import LabFactory, LabMembershipFactory, MembershipFactory, UserFactory
@@ -33,18 +34,22 @@ def test_pages_need_login(client, project):
     assert response.status_code == 302 and reverse("login") in response.url
 
 
+def answer_next(project, user):
+    unit = next_unit(project=project, user=user)
+    items = unit.bws_tuple.item_ids
+    submit_answers(
+        project=project,
+        user=user,
+        unit_id=unit.pk,
+        answers={"overall_quality": {"best": items[0], "worst": items[1]}},
+    )
+    return unit
+
+
 def test_home_shows_projects_with_progress(client, project):
     user = UserFactory()
     MembershipFactory(user=user, project=project)
-    first = BwsTuple.objects.filter(project=project).first()
-    for scheme in ("overall_quality",):
-        Annotation.objects.create(
-            project=project,
-            annotator=user,
-            bws_tuple=first,
-            scheme=scheme,
-            value={"best": first.item_ids[0], "worst": first.item_ids[1]},
-        )
+    answer_next(project, user)
     client.force_login(user)
     html = client.get(reverse("home")).content.decode()
     assert project.name in html
@@ -57,18 +62,10 @@ def test_progress_counts_each_unit_up_to_its_cap(project):
 
     project.config = {**project.config, "num_annotators_per_item": 2}
     project.save()
-    t = BwsTuple.objects.filter(project=project).first()
     for n in range(3):
-        user = UserFactory(username=f"a{n}")
-        Annotation.objects.create(
-            project=project,
-            annotator=user,
-            bws_tuple=t,
-            scheme="overall_quality",
-            value={"best": t.item_ids[0], "worst": t.item_ids[1]},
-        )
+        answer_next(project, UserFactory(username=f"a{n}"))
     progress = project_progress([project])[project.pk]
-    assert (progress.done, progress.total) == (2, 800)
+    assert (progress.done, progress.total) == (3, 800)
 
 
 def test_manager_page_shows_config_items_tuples_members(client, project):

@@ -1,0 +1,113 @@
+"""The annotation queue: which unit an annotator gets next, under leases and caps.
+
+Each request is one short transaction. On PostgreSQL the chosen unit row is locked with
+SELECT ... FOR UPDATE SKIP LOCKED, so concurrent annotators never wait on each other and
+never take the same slot; on SQLite the transaction takes the write lock at BEGIN
+(settings: transaction_mode IMMEDIATE), which serialises the same steps.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+
+from .models import Assignment, Project, Unit
+
+RECLAIM_BATCH = 200
+
+
+@dataclass(frozen=True)
+class QueuePolicy:
+    strategy: str
+    cap: int | None
+    max_per_user: int | None
+    lease: timedelta
+
+    @classmethod
+    def of(cls, project: Project) -> "QueuePolicy":
+        config = project.config
+        return cls(
+            strategy=config.get("assignment_strategy") or "least_annotated",
+            cap=config.get("num_annotators_per_item"),
+            max_per_user=config.get("max_annotations_per_user"),
+            lease=timedelta(minutes=int(config.get("lease_minutes") or 30)),
+        )
+
+
+def reclaim_expired_leases(project: Project, now=None) -> int:
+    """Release reservations whose lease ran out, so their slots go back to the queue."""
+    now = now or timezone.now()
+    expired = list(
+        Assignment.objects.filter(
+            project=project, status=Assignment.Status.RESERVED, leased_until__lte=now
+        )
+        .select_for_update(skip_locked=True)
+        .values_list("id", "unit_id")[:RECLAIM_BATCH]
+    )
+    return _release(expired)
+
+
+def _release(assignments) -> int:
+    """Delete reservations (pairs of assignment id and unit id, or a queryset) and give their
+    slots back to the units."""
+    pairs = list(
+        assignments if isinstance(assignments, list) else assignments.values_list("id", "unit_id")
+    )
+    if not pairs:
+        return 0
+    Assignment.objects.filter(id__in=[a for a, _ in pairs]).delete()
+    for _, unit_id in pairs:
+        Unit.objects.filter(pk=unit_id).update(load=F("load") - 1)
+    return len(pairs)
+
+
+def _ordering(strategy: str) -> list[str]:
+    if strategy == "fixed_order":
+        return ["position"]
+    if strategy == "random":
+        return ["random_rank"]
+    return ["load", "position"]
+
+
+@transaction.atomic
+def next_unit(*, project: Project, user) -> Unit | None:
+    """The unit this annotator works on now: their live reservation, or a new one taken
+    from the queue; None when there is no more work for them."""
+    now = timezone.now()
+    policy = QueuePolicy.of(project)
+    mine = Assignment.objects.filter(project=project, annotator=user)
+    live = (
+        mine.filter(status=Assignment.Status.RESERVED, leased_until__gt=now)
+        .select_related("unit")
+        .first()
+    )
+    if live is not None:
+        return live.unit
+    _release(mine.filter(status=Assignment.Status.RESERVED).select_for_update())
+    reclaim_expired_leases(project, now)
+    if policy.max_per_user is not None and mine.count() >= policy.max_per_user:
+        return None
+    candidates = Unit.objects.filter(project=project).exclude(
+        Exists(Assignment.objects.filter(unit=OuterRef("pk"), annotator=user))
+    )
+    if policy.cap is not None:
+        candidates = candidates.filter(load__lt=policy.cap)
+    unit = (
+        candidates.order_by(*_ordering(policy.strategy))
+        .select_for_update(skip_locked=True, of=("self",))
+        .first()
+    )
+    if unit is None:
+        return None
+    Assignment.objects.create(
+        unit=unit,
+        annotator=user,
+        project=project,
+        status=Assignment.Status.RESERVED,
+        leased_until=now + policy.lease,
+    )
+    Unit.objects.filter(pk=unit.pk).update(load=F("load") + 1)
+    unit.load += 1
+    return unit
