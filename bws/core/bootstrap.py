@@ -63,6 +63,29 @@ def cluster_labels(judgments: Judgments, unit: str) -> np.ndarray:
     return np.unique(labels, return_inverse=True)[1].reshape(-1)
 
 
+def resample_counts(
+    n_clusters: int,
+    resamples: int,
+    *,
+    seed: int | np.random.Generator | None = 0,
+    chunk: int | None = None,
+) -> Iterator[np.ndarray]:
+    """How often each cluster is drawn, as (k, n_clusters) int arrays of k resamples each.
+
+    The draws depend only on the seed, not on the chunk size.
+    """
+    rng = np.random.default_rng(seed)
+    chunk = resamples if chunk is None else max(1, chunk)
+    done = 0
+    while done < resamples:
+        k = min(chunk, resamples - done)
+        counts = np.empty((k, n_clusters), dtype=np.int64)
+        for row in counts:
+            row[:] = np.bincount(rng.integers(0, n_clusters, size=n_clusters), minlength=n_clusters)
+        yield counts
+        done += k
+
+
 def resample_weights(
     judgments: Judgments,
     resamples: int,
@@ -75,18 +98,10 @@ def resample_weights(
 
     Column b counts how often judgment j's cluster was drawn in resample b.
     """
-    rng = np.random.default_rng(seed)
     labels = cluster_labels(judgments, unit)
     clusters = int(labels.max()) + 1 if labels.size else 0
-    chunk = resamples if chunk is None else max(1, chunk)
-    done = 0
-    while done < resamples:
-        k = min(chunk, resamples - done)
-        draws = rng.integers(0, clusters, size=(k, clusters))
-        draws += (np.arange(k) * clusters)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=k * clusters).reshape(k, clusters)
+    for counts in resample_counts(clusters, resamples, seed=seed, chunk=chunk):
         yield counts[:, labels].T.astype(float)
-        done += k
 
 
 def bootstrap_intervals(
@@ -116,13 +131,20 @@ def bootstrap_intervals(
         )
     n = judgments.n_items
     chunk = max(1, CHUNK_CELLS // max(n, 1))
-    weights = resample_weights(judgments, resamples, unit=unit, seed=seed, chunk=chunk)
+    labels = cluster_labels(judgments, unit)
+    clusters = int(labels.max()) + 1 if labels.size else 0
+    # Judgments of a cluster always share a weight, so sum them per cluster first.
+    members = sparse.csr_matrix(
+        (np.ones(labels.size), (np.arange(labels.size), labels)), shape=(labels.size, clusters)
+    )
+    counts = resample_counts(clusters, resamples, seed=seed, chunk=chunk)
+    weights = (np.ascontiguousarray(block.T, dtype=float) for block in counts)
     if method == "counting":
-        samples = _counting_samples(judgments, weights)
+        samples = _counting_samples(judgments, weights, members)
     else:
         model = model_for(method, judgments)
         alpha = scores.options.get("alpha", alpha)
-        samples = _newton_samples(model, scores.scores, alpha, weights, solver_tolerance)
+        samples = _newton_samples(model, scores.scores, alpha, weights, solver_tolerance, members)
     tail = (1.0 - level) / 2.0
     low, high = _row_quantiles(samples, (tail, 1.0 - tail))
     with np.errstate(invalid="ignore"):
@@ -130,8 +152,13 @@ def bootstrap_intervals(
     return Intervals(low, high, std, level, resamples, unit, method)
 
 
-def _counting_samples(judgments: Judgments, weights: Iterator[np.ndarray]) -> np.ndarray:
-    """(n, B) counting scores per resample; NaN where a resample never shows the item."""
+def _counting_samples(
+    judgments: Judgments, weights: Iterator[np.ndarray], members: sparse.spmatrix | None = None
+) -> np.ndarray:
+    """(n, B) counting scores per resample; NaN where a resample never shows the item.
+
+    ``weights`` blocks weigh judgments, or clusters when ``members`` (m x clusters) is given.
+    """
     m, size = judgments.n_judgments, judgments.tuple_size
     n = judgments.n_items
     rows = np.arange(m)
@@ -145,6 +172,8 @@ def _counting_samples(judgments: Judgments, weights: Iterator[np.ndarray]) -> np
     shown = sparse.csr_matrix(
         (np.ones(m * size), (judgments.items.ravel(), np.repeat(rows, size))), shape=(n, m)
     )
+    if members is not None:
+        net, shown = (net @ members).tocsr(), (shown @ members).tocsr()
     columns = []
     for block in weights:
         appearances = shown @ block
@@ -154,10 +183,20 @@ def _counting_samples(judgments: Judgments, weights: Iterator[np.ndarray]) -> np
 
 
 def _newton_samples(
-    model, u: np.ndarray, alpha: float, weights: Iterator[np.ndarray], tolerance: float
+    model,
+    u: np.ndarray,
+    alpha: float,
+    weights: Iterator[np.ndarray],
+    tolerance: float,
+    members: sparse.spmatrix | None = None,
 ) -> np.ndarray:
-    """(n, B) one-step Newton utilities per resample, each centred."""
+    """(n, B) one-step Newton utilities per resample, each centred.
+
+    ``weights`` blocks weigh judgments, or clusters when ``members`` (m x clusters) is given.
+    """
     gradients = model.gradient_matrix(u)
+    if members is not None:
+        gradients = (gradients @ members).tocsr()
     hessian = (model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)).tocsr()
     penalty = (2.0 * alpha * u)[:, None]
     columns = []

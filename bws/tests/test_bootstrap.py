@@ -73,6 +73,23 @@ def test_counting_resamples_are_exact_weighted_counting():
         assert np.isnan(samples[~shown, b]).all()
 
 
+@pytest.mark.parametrize("method", scoring.METHODS)
+def test_intervals_equal_percentiles_of_judgment_weighted_resamples(method):
+    # bootstrap_intervals sums judgments per tuple first; the result must not change.
+    judgments, _ = simulated(50, per_tuple=3, seed=10)
+    fitted = scoring.fit(method, judgments)
+    result = bootstrap.bootstrap_intervals(judgments, method, scores=fitted, resamples=60, seed=4)
+    weights = bootstrap.resample_weights(judgments, 60, seed=4)
+    if method == "counting":
+        samples = bootstrap._counting_samples(judgments, weights)
+    else:
+        model = scoring.model_for(method, judgments)
+        samples = bootstrap._newton_samples(model, fitted.scores, 0.01, weights, 1e-6)
+    low, high = np.nanpercentile(samples, [2.5, 97.5], axis=1)
+    np.testing.assert_allclose(result.low, low, atol=1e-5)
+    np.testing.assert_allclose(result.high, high, atol=1e-5)
+
+
 def test_batched_conjugate_gradient_solves_every_column():
     rng = np.random.default_rng(0)
     base = sparse.random(200, 200, density=0.03, random_state=1)
