@@ -152,7 +152,10 @@ def rectangle_intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     s = edge_b[:, None, :, :]  # (p, 1, 4, 2)
     qp = corners_b[:, None, :, :] - corners_a[:, :, None, :]  # (p, 4, 4, 2)
     denom = r[..., 0] * s[..., 1] - r[..., 1] * s[..., 0]
-    parallel = np.abs(denom) <= eps[:, None, None] * eps[:, None, None]
+    # Near-parallel edges (sine of their angle under 1e-9) give ill-conditioned crossings;
+    # where such edges overlap, the corner tests already supply the vertices.
+    lengths = np.hypot(r[..., 0], r[..., 1]) * np.hypot(s[..., 0], s[..., 1])
+    parallel = np.abs(denom) <= 1e-9 * lengths
     safe = np.where(parallel, 1.0, denom)
     t = (qp[..., 0] * s[..., 1] - qp[..., 1] * s[..., 0]) / safe
     u = (qp[..., 0] * r[..., 1] - qp[..., 1] * r[..., 0]) / safe
