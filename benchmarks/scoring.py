@@ -1,0 +1,123 @@
+"""Scoring benchmark: fits, bootstrap intervals and split-half on simulated MaxDiff data.
+
+    python benchmarks/scoring.py [--sizes 1000 10000 100000] [--resamples 1000]
+
+For each size N: a balanced design with T = 4 and r = 8 (2N tuples), one judgment per
+tuple drawn from the MaxDiff model with utilities ~ N(0, 1). Prints seconds per fit,
+seconds for the bootstrap intervals of each method, split-half seconds, Spearman with
+the true utilities, and how often the Plackett-Luce 95% intervals cover the true
+(centred) utility. Figures, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bws.core import scoring  # noqa: E402
+from bws.core.bootstrap import bootstrap_intervals  # noqa: E402
+from bws.core.design import balanced_tuples  # noqa: E402
+from bws.core.judgments import Judgments  # noqa: E402
+from bws.core.reliability import split_half  # noqa: E402
+
+
+def simulate(n_items: int, seed: int) -> tuple[Judgments, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=n_items)
+    truth -= truth.mean()
+    tuples = balanced_tuples(n_items, 4, 8, seed=seed)
+    best, worst = scoring.sample_maxdiff(tuples, truth, rng)
+    m = tuples.shape[0]
+    judgments = Judgments(
+        tuples, best, worst, np.arange(m), np.zeros(m, dtype=np.int64), np.arange(m), n_items
+    )
+    return judgments, truth
+
+
+def timed(function, *args, **kwargs):
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def run(n_items: int, resamples: int, trials: int, seed: int) -> dict:
+    judgments, truth = simulate(n_items, seed)
+    row = {"items": n_items, "judgments": judgments.n_judgments}
+    for method in scoring.METHODS:
+        fitted, seconds = timed(scoring.fit, method, judgments)
+        row[f"{method}_fit"] = seconds
+        row[f"{method}_rho"] = float(spearmanr(fitted.scores, truth)[0])
+        row[f"{method}_iterations"] = fitted.iterations
+        if resamples:
+            intervals, seconds = timed(
+                bootstrap_intervals,
+                judgments,
+                method,
+                scores=fitted,
+                resamples=resamples,
+                seed=seed,
+            )
+            row[f"{method}_bootstrap"] = seconds
+            if method == "plackett_luce":
+                inside = (intervals.low <= truth) & (truth <= intervals.high)
+                row["coverage"] = float(inside.mean())
+        print(f"  {n_items} {method}: done", file=sys.stderr, flush=True)
+    reliability, seconds = timed(split_half, judgments, trials=trials, seed=seed)
+    row["split_half"] = seconds
+    row["split_half_r"] = reliability.mean
+    row["split_half_sb"] = reliability.spearman_brown
+    return row
+
+
+def markdown(rows: list[dict], resamples: int, trials: int) -> str:
+    names = {"counting": "counting", "bradley_terry": "Bradley-Terry", "plackett_luce": "PL"}
+    lines = [
+        "| items | judgments | "
+        + " | ".join(f"{names[m]} fit s" for m in scoring.METHODS)
+        + " | "
+        + " | ".join(f"{names[m]} {resamples}-resample s" for m in scoring.METHODS)
+        + f" | split-half ({trials}) s | "
+        + " | ".join(f"rho {names[m]}" for m in scoring.METHODS)
+        + " | PL 95% coverage | split-half r (S-B) |",
+        "|" + "---|" * 14,
+    ]
+    for row in rows:
+        cells = [f"{row['items']:,}", f"{row['judgments']:,}"]
+        cells += [f"{row[f'{m}_fit']:.3f}" for m in scoring.METHODS]
+        cells += [f"{row.get(f'{m}_bootstrap', float('nan')):.2f}" for m in scoring.METHODS]
+        cells.append(f"{row['split_half']:.2f}")
+        cells += [f"{row[f'{m}_rho']:.3f}" for m in scoring.METHODS]
+        cells.append(f"{row.get('coverage', float('nan')):.3f}")
+        cells.append(f"{row['split_half_r']:.2f} ({row['split_half_sb']:.2f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print(
+        f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"numpy {np.__version__}, python {platform.python_version()}"
+    )
+    rows = []
+    for n_items in args.sizes:
+        rows.append(run(n_items, args.resamples, args.trials, args.seed))
+    print(markdown(rows, args.resamples, args.trials))
+
+
+if __name__ == "__main__":
+    main()
