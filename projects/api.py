@@ -1,10 +1,22 @@
-"""REST views of projects: the projects a user sees, and one project's summary."""
+"""REST views for annotators: token, projects, the queue, answers."""
 
+import django_filters
+from django.contrib.auth import authenticate
 from django.shortcuts import get_object_or_404
-from rest_framework import generics, serializers
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
 
 from . import selectors
-from .models import Project
+from .answers import SubmitRefused, submit_answers
+from .models import Annotation, Project, Unit
+from .queue import next_unit
+from .validation import AnswerError
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -55,3 +67,157 @@ class ProjectDetailApi(generics.RetrieveAPIView):
         return get_object_or_404(
             selectors.visible_projects(self.request.user), slug=self.kwargs["slug"]
         )
+
+
+def visible_project(request, slug) -> Project:
+    """The project if the caller may see it; 404 otherwise (never 403: no leaks)."""
+    return get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+
+
+class TokenInputSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+
+
+class TokenOutputSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class TokenApi(APIView):
+    """Exchange a username and password for an API token (send it as `Authorization: Token ...`)."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(request=TokenInputSerializer, responses={200: TokenOutputSerializer})
+    def post(self, request):
+        data = TokenInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(
+            request,
+            username=data.validated_data["username"],
+            password=data.validated_data["password"],
+        )
+        if user is None or not user.is_active:
+            raise ValidationError(
+                {"non_field_errors": ["Unable to log in with these credentials."]}
+            )
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class UnitItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+    letter = serializers.CharField()
+    source = serializers.CharField(allow_blank=True)
+
+
+class UnitOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    kind = serializers.CharField()
+    items = UnitItemSerializer(many=True)
+    context = serializers.ListField(child=serializers.DictField())
+    data = serializers.DictField()
+    schemes = serializers.ListField(child=serializers.DictField())
+
+
+class QueueNextApi(APIView):
+    """Reserve the next unit for the caller (200), or 204 when there is no more work."""
+
+    @extend_schema(request=None, responses={200: UnitOutputSerializer, 204: None})
+    def post(self, request, slug):
+        project = visible_project(request, slug)
+        unit = next_unit(project=project, user=request.user)
+        if unit is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        unit = Unit.objects.select_related("bws_tuple", "instance").get(pk=unit.pk)
+        return Response(selectors.unit_payload(project, unit, request.user))
+
+
+class AnnotationInputSerializer(serializers.Serializer):
+    unit = serializers.IntegerField()
+    annotations = serializers.DictField()
+    client_id = serializers.UUIDField(required=False, allow_null=True)
+    time_taken_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+
+
+class AnnotationOutputSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.username")
+    unit_id = serializers.IntegerField(source="unit.pk")
+    unit = serializers.CharField(source="unit.external_id")
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id",
+            "unit_id",
+            "unit",
+            "scheme",
+            "value",
+            "annotator",
+            "time_taken_ms",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class AnnotationFilter(django_filters.FilterSet):
+    mine = django_filters.BooleanFilter(method="filter_mine")
+    scheme = django_filters.CharFilter()
+
+    class Meta:
+        model = Annotation
+        fields = ["scheme"]
+
+    def filter_mine(self, queryset, name, value):
+        return queryset.filter(annotator=self.request.user) if value else queryset
+
+
+class AnnotationsApi(generics.ListCreateAPIView):
+    """Submit answers to a unit; list answers (annotators see only their own)."""
+
+    serializer_class = AnnotationOutputSerializer
+    filterset_class = AnnotationFilter
+    queryset = Annotation.objects.none()  # for the schema; get_queryset scopes by project
+
+    def get_queryset(self):
+        project = visible_project(self.request, self.kwargs["slug"])
+        answers = Annotation.objects.filter(project=project).select_related("annotator", "unit")
+        if not selectors.can_manage(self.request.user, project):
+            answers = answers.filter(annotator=self.request.user)
+        return answers.order_by("id")
+
+    @extend_schema(
+        request=AnnotationInputSerializer,
+        responses={
+            201: AnnotationOutputSerializer(many=True),
+            200: AnnotationOutputSerializer(many=True),
+        },
+    )
+    def post(self, request, slug):
+        project = visible_project(request, slug)
+        data = AnnotationInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            result = submit_answers(
+                project=project,
+                user=request.user,
+                unit_id=data.validated_data["unit"],
+                answers=data.validated_data["annotations"],
+                client_id=data.validated_data.get("client_id"),
+                time_taken_ms=data.validated_data.get("time_taken_ms"),
+            )
+        except AnswerError as exc:
+            field_errors = {k: [v] for k, v in exc.errors.items()}
+            if set(exc.errors) <= {"unit", "client_id", "annotations"}:
+                raise ValidationError(field_errors) from exc
+            raise ValidationError({"annotations": field_errors}) from exc
+        except SubmitRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        body = AnnotationOutputSerializer(result.annotations, many=True).data
+        code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
+        return Response(body, status=code)

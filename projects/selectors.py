@@ -1,12 +1,23 @@
 """Reads: which projects a person sees and may manage, and how far each has come."""
 
+import random
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 
-from .models import Annotation, Instance, Item, Lab, LabMembership, Membership, Project, Unit
+from .models import (
+    Annotation,
+    Assignment,
+    Instance,
+    Item,
+    Lab,
+    LabMembership,
+    Membership,
+    Project,
+    Unit,
+)
 
 User = get_user_model()
 
@@ -120,3 +131,115 @@ def project_overview(project: Project) -> ProjectOverview:
 
 def lab_members(lab: Lab) -> QuerySet[LabMembership]:
     return LabMembership.objects.filter(lab=lab).select_related("user").order_by("user__username")
+
+
+def _bws_options(project: Project) -> dict:
+    for scheme in project.schemes:
+        if scheme.get("type") == "bws":
+            return scheme.get("options") or {}
+    return {}
+
+
+def display_order(unit: Unit, user, randomize: bool) -> list[int]:
+    """Positions of the tuple's items in the order this annotator sees them: stored order,
+    or a shuffle seeded by annotator and unit (stable across reloads)."""
+    n = len(unit.bws_tuple.item_ids)
+    order = list(range(n))
+    if randomize:
+        random.Random(f"{user.pk}:{unit.pk}").shuffle(order)
+    return order
+
+
+def unit_items(project: Project, unit: Unit, user) -> list[dict]:
+    """The tuple's items in display order with their text (the instance's own text where
+    items come from an instance's list) and their letter A, B, C, ..."""
+    if unit.bws_tuple_id is None:
+        return []
+    ids = unit.bws_tuple.item_ids
+    if unit.instance_id is not None and unit.instance.items:
+        texts = {it["id"]: it for it in unit.instance.items}
+        rows = {i: (texts[i].get("text", ""), texts[i].get("data", {})) for i in ids}
+    else:
+        rows = {
+            item_id: (text, data)
+            for item_id, text, data in Item.objects.filter(
+                project=project, item_id__in=ids
+            ).values_list("item_id", "text", "data")
+        }
+    options = _bws_options(project)
+    order = display_order(unit, user, bool(options.get("randomize_order")))
+    items = []
+    for shown, position in enumerate(order):
+        item_id = ids[position]
+        text, data = rows.get(item_id, ("", {}))
+        items.append(
+            {
+                "id": item_id,
+                "text": text,
+                "letter": chr(ord("A") + shown),
+                "source": (data or {}).get("system") or (data or {}).get("source") or "",
+            }
+        )
+    return items
+
+
+def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
+    """The instance fields shown as context: instance_display's fields, or every simple
+    field of the instance when the config lists none."""
+    if unit.instance_id is None:
+        return []
+    data = unit.instance.data or {}
+    display = project.config.get("instance_display") or []
+    if display:
+        return [
+            {"key": f["key"], "label": f.get("label") or f["key"], "value": data.get(f["key"])}
+            for f in display
+            if f.get("key") in data
+        ]
+    id_key = (project.config.get("item_properties") or {}).get("id_key", "id")
+    return [
+        {"key": k, "label": k, "value": v}
+        for k, v in data.items()
+        if k != id_key and isinstance(v, str | int | float)
+    ]
+
+
+def unit_payload(project: Project, unit: Unit, user) -> dict:
+    """What an annotator needs to answer a unit (web page and REST API alike)."""
+    return {
+        "id": unit.pk,
+        "external_id": unit.external_id,
+        "kind": unit.kind,
+        "items": unit_items(project, unit, user),
+        "context": unit_context_fields(project, unit),
+        "data": dict(unit.instance.data) if unit.instance_id is not None else {},
+        "schemes": project.schemes,
+    }
+
+
+def my_answers(project: Project, user, unit: Unit) -> dict:
+    return dict(
+        Annotation.objects.filter(project=project, unit=unit, annotator=user).values_list(
+            "scheme", "value"
+        )
+    )
+
+
+def my_progress(project: Project, user) -> Progress:
+    """Units this annotator completed, out of what the queue can still give them."""
+    done = Assignment.objects.filter(
+        project=project, annotator=user, status=Assignment.Status.COMPLETED
+    ).count()
+    cap = project.config.get("max_annotations_per_user")
+    total = Unit.objects.filter(project=project).count()
+    return Progress(done=done, total=min(total, cap) if cap else total)
+
+
+def my_completed_units(project: Project, user) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(
+            project=project, annotator=user, status=Assignment.Status.COMPLETED
+        )
+        .select_related("unit")
+        .order_by("-completed_at")
+    )

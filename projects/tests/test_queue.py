@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import connection
 from django.utils import timezone
 
 from projects.answers import SubmitRefused, submit_answers
@@ -157,7 +157,7 @@ def race(project, n_annotators):
         except Exception as exc:  # reported below
             errors.append(exc)
         finally:
-            close_old_connections()
+            connection.close()
 
     threads = [threading.Thread(target=work, args=(u,)) for u in users]
     for t in threads:
