@@ -44,8 +44,9 @@ def item_score(
     n, m = iou.shape
     if n == 0 and m == 0:
         return 1.0
-    rows, cols = match_objects(iou, threshold, allowed)
     labels_a, labels_b = np.asarray(labels_a), np.asarray(labels_b)
+    same_label = labels_a[:, None] == labels_b[None, :]
+    rows, cols = match_objects(iou, threshold, allowed, prefer=same_label)
     weight = np.where(labels_a[rows] == labels_b[cols], 1.0, 0.5) if len(rows) else 0.0
     total = float(np.sum(iou[rows, cols] * weight))
     return total / (n + m - len(rows))

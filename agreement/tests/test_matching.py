@@ -89,3 +89,11 @@ def test_count_then_total_equals_brute_force(iou):
     count, total = _brute_force(iou, 0.5)
     assert len(rows) == count
     assert abs(iou[rows, cols].sum() - total) < 1e-9
+
+
+def test_equal_assignments_prefer_the_marked_pairs():
+    iou = np.array([[1.0, 1.0]])
+    rows, cols = match_objects(iou, 0.5, prefer=np.array([[False, True]]))
+    assert cols.tolist() == [1]
+    rows, cols = match_objects(iou, 0.5, prefer=np.array([[True, False]]))
+    assert cols.tolist() == [0]

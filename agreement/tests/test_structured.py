@@ -174,3 +174,11 @@ def test_swapping_annotators_of_segments_changes_nothing(a, b):
     sa = [seg(s, s + n, label) for s, n, label in a]
     sb = [seg(s, s + n, label) for s, n, label in b]
     assert segments_score(sa, sb) == pytest.approx(segments_score(sb, sa), abs=1e-12)
+
+
+def test_equal_iou_prefers_the_pair_with_the_same_label():
+    # a's segment overlaps b's two identical segments equally; the same label wins either way.
+    a = [seg(0, 1, "x")]
+    b = [seg(0, 1, "y"), seg(0, 1, "x")]
+    assert segments_score(a, b) == pytest.approx(1 / 2)
+    assert segments_score(b, a) == pytest.approx(1 / 2)
