@@ -8,6 +8,7 @@ figures are not chance-corrected.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -213,14 +214,12 @@ def _object_list(value: Any, item: Any, annotator: str) -> list:
 
 
 def _numbers(value: Any, length: int) -> bool:
-    return (
-        isinstance(value, (list, tuple))
-        and len(value) == length
-        and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
-            for x in value
-        )
-    )
+    if type(value) not in (list, tuple) or len(value) != length:
+        return False
+    for x in value:
+        if type(x) not in (int, float) or not math.isfinite(x):
+            return False
+    return True
 
 
 def _codes(labels: list[str]) -> np.ndarray:
