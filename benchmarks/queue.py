@@ -1,0 +1,630 @@
+"""Queue benchmark: gunicorn on PostgreSQL, simulated annotators through the REST API.
+
+    python benchmarks/queue.py [--tuples 10000 100000] [--duration 60] [--workers 4]
+
+For each project size (BWS tuples, T = 4, r = 8, so N = tuples / 2 items, and
+num_annotators_per_item: 2) the script drops and recreates the bench database, migrates,
+imports the project, adds the annotators, starts gunicorn on 127.0.0.1 and logs every
+annotator in (password hashing is not measured), then runs two modes, each for a fixed
+duration after a short unmeasured warm-up:
+
+  (a) paced: every annotator asks for the next unit, submits an answer, thinks --think
+      seconds (2 s: about 25 next+submit pairs per second offered by 50 annotators);
+      reports p50/p95/p99 latency of next and of submit;
+  (b) saturation: the same with no think time; reports next+submit pairs per second.
+
+Each mode ends with the invariant check, in SQL on the bench database: no unit over its
+cap, no (unit, annotator) twice in projects_assignment or projects_annotation, each unit's
+completed and load counters equal to its rows; and, from the client side, nobody handed
+the same unit twice and every 201 stored. The load generator is one process of threads,
+each with a keep-alive http.client connection; its CPU share is reported next to that of
+gunicorn and PostgreSQL, since all three share the machine's cores. Figures, not
+assertions; the exit code is 1 only when an invariant is broken or requests fail.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Run as a script, this file's folder comes first on sys.path and its name would shadow the
+# standard library's queue module (which psycopg and others import): drop that entry.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import argparse
+import http.client
+import json
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+SLUG = "queue-bench"
+PASSWORD = "bench-pass-7319"
+TUPLE_SIZE = 4
+APPEARANCES = 8
+CAP = 2
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- setup
+
+
+def pg_url(args, dbname: str) -> str:
+    return f"postgres://{args.pg_user}@{args.pg_host}:{args.pg_port}/{dbname}"
+
+
+def recreate_database(args) -> None:
+    with psycopg.connect(pg_url(args, args.admin_db), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{args.db}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{args.db}"')
+
+
+def write_project(folder: Path, n_tuples: int) -> Path:
+    n_items = n_tuples * TUPLE_SIZE // APPEARANCES
+    data = folder / "data"
+    data.mkdir(parents=True)
+    rng = random.Random(7)
+    words = "the cat sat on a mat while dog ran past big small red blue".split()
+    with open(data / "items.jsonl", "w") as out:
+        for i in range(n_items):
+            text = " ".join(rng.choice(words) for _ in range(12))
+            out.write(json.dumps({"id": f"it{i:06d}", "text": text, "system": f"sys{i % 7}"}))
+            out.write("\n")
+    config = folder / "config.yaml"
+    config.write_text(
+        f"""annotation_task_name: "Queue benchmark ({n_tuples} tuples)"
+task_dir: "."
+data_files:
+  - "data/items.jsonl"
+item_properties:
+  id_key: id
+  text_key: text
+bws_config:
+  tuple_size: {TUPLE_SIZE}
+  min_item_appearances: {APPEARANCES}
+  seed: 42
+annotation_schemes:
+  - annotation_type: bws
+    name: quality
+    description: "Select the best and the worst"
+    tuple_size: {TUPLE_SIZE}
+    label_requirement:
+      required: true
+assignment_strategy: least_annotated
+num_annotators_per_item: {CAP}
+user_config:
+  allow_all_users: false
+"""
+    )
+    return config
+
+
+def manage(env: dict, *argv: str) -> str:
+    done = subprocess.run(
+        [str(PYTHON), "manage.py", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"manage.py {argv[0]} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def base_env(args) -> dict:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=pg_url(args, args.db),
+        DEBUG="0",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        LOGIN_THROTTLE_RATE="100000/min",
+    )
+    env.pop("REDIS_URL", None)
+    return env
+
+
+class Server:
+    """gunicorn in its own process group, stopped on exit (also on error)."""
+
+    def __init__(self, args, env: dict):
+        env = dict(env)
+        env.update(
+            GUNICORN_WORKERS=str(args.workers),
+            GUNICORN_THREADS=str(args.threads),
+            GUNICORN_ACCESSLOG="/dev/null",
+            GUNICORN_BIND=f"127.0.0.1:{args.port}",
+        )
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="gunicorn-", suffix=".log")
+        self.proc = subprocess.Popen(
+            [
+                str(GUNICORN),
+                "config.wsgi:application",
+                "-c",
+                "platform/gunicorn.conf.py",
+                "--bind",
+                f"127.0.0.1:{args.port}",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.port = args.port
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited:\n{self.tail()}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/api/v1/projects/")
+                conn.getresponse().read()
+                conn.close()
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"gunicorn did not answer within {timeout} s:\n{self.tail()}")
+
+    def pids(self) -> list[int]:
+        """The gunicorn master and its workers."""
+        found = [self.proc.pid]
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+                if ppid == self.proc.pid:
+                    found.append(int(entry.name))
+        return found
+
+    def tail(self) -> str:
+        self.log.seek(0)
+        return "".join(self.log.readlines()[-30:])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
+# ---------------------------------------------------------------- CPU accounting
+
+
+def proc_cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+
+
+def postgres_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def machine_busy() -> tuple[float, float]:
+    """Busy and total CPU seconds of the whole machine so far (from /proc/stat)."""
+    parts = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = parts[3] + parts[4]
+    total = sum(parts[:8])
+    return (total - idle) / CLK_TCK, total / CLK_TCK
+
+
+class CpuMeter:
+    """CPU seconds spent by gunicorn, PostgreSQL and this process over an interval.
+    (Postgres backends that exit during the interval are missed; with persistent
+    connections they live for the whole run.)"""
+
+    def __init__(self, server: Server):
+        self.server = server
+
+    def snapshot(self) -> dict:
+        pg = {pid: proc_cpu(pid) for pid in postgres_pids()}
+        web = {pid: proc_cpu(pid) for pid in self.server.pids()}
+        times = os.times()
+        busy, total = machine_busy()
+        return {
+            "pg": pg,
+            "web": web,
+            "load": times.user + times.system,
+            "busy": busy,
+            "total": total,
+            "wall": time.monotonic(),
+        }
+
+    @staticmethod
+    def delta(a: dict, b: dict) -> dict:
+        def group(key):
+            return sum(v - a[key].get(pid, 0.0) for pid, v in b[key].items())
+
+        wall = b["wall"] - a["wall"]
+        return {
+            "web": group("web") / wall,
+            "pg": group("pg") / wall,
+            "loadgen": (b["load"] - a["load"]) / wall,
+            "machine": (b["busy"] - a["busy"]) / wall,
+            "cores": (b["total"] - a["total"]) / wall,
+        }
+
+
+# ---------------------------------------------------------------- simulated annotators
+
+
+class ApiError(RuntimeError):
+    pass
+
+
+class Client:
+    def __init__(self, port: int, username: str):
+        self.port = port
+        self.username = username
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.token = None
+        self.reconnects = 0
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, bytes]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        payload = json.dumps(body).encode() if body is not None else b""
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=payload, headers=headers)
+                response = self.conn.getresponse()
+                data = response.read()
+                if response.will_close:
+                    self.conn.close()  # sync workers close; the next request reconnects
+                return response.status, data
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # A keep-alive connection the server closed while idle: reconnect once.
+                # (Only for idempotent retries: next is, submit carries a client_id.)
+                self.conn.close()
+                self.reconnects += 1
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def login(self) -> None:
+        status, data = self.call(
+            "POST", "/api/v1/auth/token/", {"username": self.username, "password": PASSWORD}
+        )
+        if status != 200:
+            raise ApiError(f"login {self.username}: {status} {data[:200]!r}")
+        self.token = json.loads(data)["token"]
+
+
+@dataclass
+class Tally:
+    next_ms: list = field(default_factory=list)
+    submit_ms: list = field(default_factory=list)
+    pairs: int = 0
+    created: int = 0
+    no_work: int = 0
+    errors: list = field(default_factory=list)
+    units: dict = field(default_factory=dict)  # username -> list of unit ids answered
+
+
+def annotator_loop(client: Client, tally: Tally, lock, think: float, start_at: float,
+                   deadline: float, record: bool) -> None:
+    rng = random.Random(client.username)
+    next_ms, submit_ms, mine = [], [], []
+    created = no_work = pairs = 0
+    errors = []
+    if start_at > time.monotonic():
+        time.sleep(start_at - time.monotonic())
+    max_pairs = 1_000_000  # bound the loop even if the clock misbehaves
+    while time.monotonic() < deadline and pairs < max_pairs:
+        try:
+            t0 = time.perf_counter()
+            status, data = client.call("POST", f"/api/v1/projects/{SLUG}/queue/next/")
+            t1 = time.perf_counter()
+            if status == 204:
+                no_work += 1
+                break
+            if status != 200:
+                errors.append(f"next {status} {data[:200]!r}")
+                break
+            unit = json.loads(data)
+            items = unit["items"]
+            best, worst = rng.sample([it["id"] for it in items], 2)
+            body = {
+                "unit": unit["id"],
+                "annotations": {"quality": {"best": best, "worst": worst}},
+                "client_id": str(uuid.uuid4()),
+            }
+            t2 = time.perf_counter()
+            status, data = client.call("POST", f"/api/v1/projects/{SLUG}/annotations/", body)
+            t3 = time.perf_counter()
+            if status not in (200, 201):
+                errors.append(f"submit {status} {data[:200]!r}")
+                break
+        except Exception as exc:  # noqa: BLE001 - reported, never hidden
+            errors.append(f"{type(exc).__name__}: {exc}")
+            break
+        created += status == 201
+        pairs += 1
+        mine.append(unit["id"])
+        next_ms.append((t1 - t0) * 1000)
+        submit_ms.append((t3 - t2) * 1000)
+        if think:
+            remaining = deadline - time.monotonic()
+            time.sleep(max(0.0, min(think, remaining)))
+    with lock:
+        if record:
+            tally.next_ms += next_ms
+            tally.submit_ms += submit_ms
+            tally.pairs += pairs
+        tally.created += created
+        tally.no_work += no_work
+        tally.errors += [f"{client.username}: {e}" for e in errors]
+        tally.units.setdefault(client.username, []).extend(mine)
+
+
+def run_phase(clients, think: float, seconds: float, record: bool) -> tuple[Tally, float]:
+    tally, lock = Tally(), threading.Lock()
+    begin = time.monotonic() + 0.2
+    deadline = begin + seconds
+    threads = []
+    for client in clients:
+        # Paced annotators start spread over one think time, so arrivals are not in lockstep.
+        start_at = begin + (random.uniform(0, think) if think else 0.0)
+        thread = threading.Thread(
+            target=annotator_loop,
+            args=(client, tally, lock, think, start_at, deadline, record),
+            daemon=True,
+        )
+        threads.append(thread)
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=seconds + 120)
+    elapsed = max(time.monotonic() - begin, 1e-9)
+    if any(t.is_alive() for t in threads):
+        tally.errors.append("an annotator thread did not finish in time")
+    return tally, elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+# ---------------------------------------------------------------- invariants
+
+
+INVARIANTS = {
+    "units over the cap": """
+        SELECT count(*) FROM projects_unit
+        WHERE project_id = %(p)s AND (completed > %(cap)s OR load > %(cap)s)""",
+    "duplicate (unit, annotator) assignments": """
+        SELECT count(*) FROM (SELECT unit_id, annotator_id FROM projects_assignment
+        WHERE project_id = %(p)s GROUP BY 1, 2 HAVING count(*) > 1) d""",
+    "duplicate (unit, annotator) annotations": """
+        SELECT count(*) FROM (SELECT unit_id, annotator_id FROM projects_annotation
+        WHERE project_id = %(p)s GROUP BY 1, 2 HAVING count(*) > 1) d""",
+    "units whose completed != annotation rows": """
+        SELECT count(*) FROM projects_unit u
+        WHERE u.project_id = %(p)s AND u.completed <> (SELECT count(DISTINCT a.annotator_id)
+            FROM projects_annotation a WHERE a.unit_id = u.id)""",
+    "units whose completed != completed assignments": """
+        SELECT count(*) FROM projects_unit u
+        WHERE u.project_id = %(p)s AND u.completed <> (SELECT count(*)
+            FROM projects_assignment s WHERE s.unit_id = u.id AND s.status = 'completed')""",
+    "units whose load != assignment rows": """
+        SELECT count(*) FROM projects_unit u
+        WHERE u.project_id = %(p)s AND u.load <> (SELECT count(*)
+            FROM projects_assignment s WHERE s.unit_id = u.id)""",
+    "annotations without a completed assignment": """
+        SELECT count(*) FROM projects_annotation a
+        WHERE a.project_id = %(p)s AND NOT EXISTS (SELECT 1 FROM projects_assignment s
+            WHERE s.unit_id = a.unit_id AND s.annotator_id = a.annotator_id
+            AND s.status = 'completed')""",
+}
+
+
+def check_invariants(args, all_units: dict) -> tuple[list[str], dict]:
+    """Broken invariants (empty when all hold) and the totals they were checked on."""
+    broken = []
+    with psycopg.connect(pg_url(args, args.db)) as conn:
+        project = conn.execute("SELECT id FROM projects_project WHERE slug = %s", [SLUG]).fetchone()[0]
+        for name, sql in INVARIANTS.items():
+            count = conn.execute(sql, {"p": project, "cap": CAP}).fetchone()[0]
+            if count:
+                broken.append(f"{name}: {count}")
+        annotations, completed_units = conn.execute(
+            "SELECT (SELECT count(*) FROM projects_annotation WHERE project_id = %(p)s),"
+            " (SELECT count(*) FROM projects_unit WHERE project_id = %(p)s AND completed = %(cap)s)",
+            {"p": project, "cap": CAP},
+        ).fetchone()
+    answered = sum(len(v) for v in all_units.values())
+    for user, units in all_units.items():
+        if len(units) != len(set(units)):
+            broken.append(f"{user} was handed a unit twice")
+    if annotations != answered:
+        broken.append(f"{answered} submissions accepted but {annotations} annotation rows")
+    return broken, {"annotations": annotations, "units_at_cap": completed_units}
+
+
+# ---------------------------------------------------------------- one project size
+
+
+def bench_size(args, n_tuples: int) -> dict:
+    row = {"tuples": n_tuples}
+    env = base_env(args)
+    folder = Path(tempfile.mkdtemp(prefix="queue-bench-"))
+    server = None
+    try:
+        t0 = time.monotonic()
+        recreate_database(args)
+        manage(env, "migrate", "--noinput")
+        config = write_project(folder, n_tuples)
+        manage(env, "import_project", str(config), "--slug", SLUG)
+        users = [f"u{i:02d}" for i in range(1, args.annotators + 1)]
+        manage(env, "add_members", SLUG, "--role", "annotator", "--create",
+               "--password", PASSWORD, *users)
+        with psycopg.connect(pg_url(args, args.db), autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")
+            row["units"] = conn.execute(
+                "SELECT count(*) FROM projects_unit u JOIN projects_project p"
+                " ON p.id = u.project_id WHERE p.slug = %s", [SLUG]).fetchone()[0]
+        print(f"[{n_tuples}] database ready in {time.monotonic() - t0:.0f} s "
+              f"({row['units']} units)", flush=True)
+
+        server = Server(args, env)
+        server.wait_ready()
+        clients = [Client(args.port, u) for u in users]
+        for client in clients:
+            client.login()
+        meter = CpuMeter(server)
+        answered: dict = {}
+
+        def merge(tally: Tally) -> None:
+            for user, units in tally.units.items():
+                answered.setdefault(user, []).extend(units)
+
+        for mode, think, seconds in (("a", args.think, args.duration_a),
+                                     ("b", 0.0, args.duration_b)):
+            warm, _ = run_phase(clients, think, args.warmup, record=False)
+            merge(warm)
+            before = meter.snapshot()
+            tally, elapsed = run_phase(clients, think, seconds, record=True)
+            cpu = CpuMeter.delta(before, meter.snapshot())
+            merge(tally)
+            broken, totals = check_invariants(args, answered)
+            errors = warm.errors + tally.errors
+            row[mode] = {
+                "pairs": tally.pairs,
+                "seconds": elapsed,
+                "pairs_per_s": tally.pairs / elapsed,
+                "next": [percentile(tally.next_ms, q) for q in (50, 95, 99)],
+                "submit": [percentile(tally.submit_ms, q) for q in (50, 95, 99)],
+                "cpu": cpu,
+                "errors": errors,
+                "no_work": tally.no_work + warm.no_work,
+                "broken": broken,
+                "totals": totals,
+            }
+            print(f"[{n_tuples}] mode {mode}: {describe(row[mode])}", flush=True)
+            if errors:
+                print("   errors: " + "; ".join(errors[:5]), flush=True)
+            if broken:
+                print("   BROKEN: " + "; ".join(broken), flush=True)
+        row["reconnects"] = sum(c.reconnects for c in clients)
+        return row
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def describe(m: dict) -> str:
+    cpu = m["cpu"]
+    return (
+        f"{m['pairs']} pairs in {m['seconds']:.1f} s = {m['pairs_per_s']:.1f}/s; "
+        f"next p50/p95/p99 {'/'.join(f'{x:.1f}' for x in m['next'])} ms; "
+        f"submit {'/'.join(f'{x:.1f}' for x in m['submit'])} ms; "
+        f"CPU (cores) web {cpu['web']:.2f} pg {cpu['pg']:.2f} loadgen {cpu['loadgen']:.2f} "
+        f"machine {cpu['machine']:.2f}/{cpu['cores']:.0f}; "
+        f"invariants {'OK' if not m['broken'] else 'BROKEN'} "
+        f"({m['totals']['annotations']} annotations)"
+    )
+
+
+def print_table(rows: list[dict], args) -> None:
+    print()
+    print(f"# {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} cores; gunicorn {args.workers} workers x {args.threads} threads; "
+          f"{args.annotators} annotators; think {args.think} s in (a); "
+          f"{args.duration_a:g} s (a), {args.duration_b:g} s (b)")
+    head = ("| tuples | (a) pairs/s | next p50 | next p95 | next p99 | submit p50 | submit p95 "
+            "| submit p99 | (b) pairs/s | (b) next p95 | (b) submit p95 | CPU (b) web/pg/loadgen "
+            "| invariants |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for r in rows:
+        a, b = r["a"], r["b"]
+        ok = "OK" if not (a["broken"] or b["broken"] or a["errors"] or b["errors"]) else "BROKEN"
+        cpu = b["cpu"]
+        print(
+            f"| {r['tuples']:,} | {a['pairs_per_s']:.1f} | {a['next'][0]:.1f} | {a['next'][1]:.1f} "
+            f"| {a['next'][2]:.1f} | {a['submit'][0]:.1f} | {a['submit'][1]:.1f} "
+            f"| {a['submit'][2]:.1f} | {b['pairs_per_s']:.1f} | {b['next'][1]:.1f} "
+            f"| {b['submit'][1]:.1f} | {cpu['web']:.2f}/{cpu['pg']:.2f}/{cpu['loadgen']:.2f} "
+            f"| {ok} |"
+        )
+    print("(latencies in ms, measured at the client; CPU in cores used on average)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tuples", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--duration", type=float, help="seconds of each mode (sets both)")
+    parser.add_argument("--duration-a", type=float, default=60.0)
+    parser.add_argument("--duration-b", type=float, default=60.0)
+    parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured seconds per mode")
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--think", type=float, default=2.0)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per worker (1: sync workers; more: gthread)")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--db", default="annolab_bench")
+    parser.add_argument("--admin-db", default="postgres")
+    parser.add_argument("--pg-host", default="127.0.0.1")
+    parser.add_argument("--pg-port", default="5432")
+    parser.add_argument("--pg-user", default="postgres")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    if args.duration is not None:
+        args.duration_a = args.duration_b = args.duration
+    rows = []
+    for n in args.tuples:
+        rows.append(bench_size(args, n))
+    print_table(rows, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    bad = any(r[m]["broken"] or r[m]["errors"] for r in rows for m in ("a", "b"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
