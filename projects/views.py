@@ -1,5 +1,7 @@
 """Server-rendered pages: home, project pages for managers, project upload, lab people."""
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -11,8 +13,12 @@ from django.views.decorators.http import require_POST
 from bws.models import BwsTuple
 
 from . import selectors, services
+from .answer_forms import answers_from_post
+from .answers import SubmitRefused, submit_answers
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
-from .models import Item, Lab, Membership
+from .models import Assignment, Item, Lab, Membership, Unit
+from .queue import next_unit
+from .validation import TRACE_TYPES, AnswerError, label_names
 
 
 def _visible_project_or_404(request, slug):
@@ -166,3 +172,123 @@ def lab_detail(request, slug):
             "labs": Lab.objects.none(),
         },
     )
+
+
+WORST_KEYS = "qwertyui"
+
+
+def _annotator_project_or_404(request, slug):
+    project = _visible_project_or_404(request, slug)
+    if selectors.project_role(request.user, project) is None:
+        raise Http404
+    return project
+
+
+def _scheme_views(project, payload, answers, posted=None):
+    """Per scheme: its definition, the current value and what the template needs to draw it."""
+    views = []
+    for scheme in project.schemes:
+        options = scheme.get("options") or {}
+        value = answers.get(scheme["name"])
+        view = {
+            "scheme": scheme,
+            "options": options,
+            "value": value,
+            "labels": label_names(options),
+            "field": scheme["name"],
+        }
+        if scheme["type"] == "likert" and not view["labels"]:
+            view["points"] = list(range(1, int(options.get("size") or 5) + 1))
+        if scheme["type"] in TRACE_TYPES:
+            steps = payload["data"].get(options.get("steps_key") or "steps") or []
+            chosen = value or {}
+            view["steps"] = [
+                {"index": i, "step": step, "value": chosen.get(str(i))}
+                for i, step in enumerate(steps)
+            ]
+        if scheme["type"] in ("temporal_grounding", "tiered_annotation", "spatial_annotation"):
+            view["rows"] = list(value or []) + [{}]  # one empty row to add to
+            if scheme["type"] != "spatial_annotation":
+                view["media"] = payload["data"].get(options.get("media_key") or "media_url")
+        views.append(view)
+    return views
+
+
+def _render_unit(request, project, unit, *, answers, errors=None, status=200):
+    unit = Unit.objects.select_related("bws_tuple", "instance").get(pk=unit.pk)
+    payload = selectors.unit_payload(project, unit, request.user)
+    bws_schemes = [s for s in project.schemes if s.get("type") == "bws"]
+    keyboard = bool(bws_schemes) and all(
+        (s.get("options") or {}).get("sequential_key_binding", True) for s in bws_schemes
+    )
+    for n, item in enumerate(payload["items"]):
+        item["best_key"], item["worst_key"] = str(n + 1), WORST_KEYS[n]
+    completed = selectors.my_completed_units(project, request.user)
+    previous = completed.exclude(unit=unit).first()
+    return render(
+        request,
+        "projects/annotate.html",
+        {
+            "project": project,
+            "unit": unit,
+            "payload": payload,
+            "schemes": _scheme_views(project, payload, answers),
+            "bws_schemes": bws_schemes,
+            "bws_options": (bws_schemes[0].get("options") or {}) if bws_schemes else {},
+            "keyboard": keyboard,
+            "errors": errors or {},
+            "progress": selectors.my_progress(project, request.user),
+            "previous": previous,
+            "editing": completed.filter(unit=unit).exists(),
+            "client_id": uuid.uuid4(),
+        },
+        status=status,
+    )
+
+
+@login_required
+def annotate(request, slug):
+    project = _annotator_project_or_404(request, slug)
+    unit = next_unit(project=project, user=request.user)
+    if unit is None:
+        return render(
+            request,
+            "projects/annotate_done.html",
+            {
+                "project": project,
+                "progress": selectors.my_progress(project, request.user),
+                "completed": selectors.my_completed_units(project, request.user)[:50],
+            },
+        )
+    return _render_unit(request, project, unit, answers={})
+
+
+@login_required
+def annotate_unit(request, slug, unit_id):
+    project = _annotator_project_or_404(request, slug)
+    unit = get_object_or_404(Unit, project=project, pk=unit_id)
+    if not Assignment.objects.filter(unit=unit, annotator=request.user).exists():
+        raise Http404("This unit is not yours to annotate.")
+    if request.method != "POST":
+        return _render_unit(
+            request, project, unit, answers=selectors.my_answers(project, request.user, unit)
+        )
+    time_taken = request.POST.get("time_taken_ms", "")
+    try:
+        answers = answers_from_post(project.schemes, request.POST)
+    except AnswerError as exc:
+        return _render_unit(request, project, unit, answers={}, errors=exc.errors, status=400)
+    try:
+        submit_answers(
+            project=project,
+            user=request.user,
+            unit_id=unit.pk,
+            answers=answers,
+            client_id=request.POST.get("client_id") or None,
+            time_taken_ms=int(time_taken) if time_taken.isdigit() else None,
+        )
+    except AnswerError as exc:
+        return _render_unit(request, project, unit, answers=answers, errors=exc.errors, status=400)
+    except SubmitRefused as exc:
+        messages.error(request, str(exc))
+    return redirect("annotate", slug=slug)

@@ -1,0 +1,120 @@
+// Annotation page: keyboard for best-worst choices, time taken, rows for segments and boxes.
+(function () {
+  "use strict";
+  var form = document.getElementById("annotate-form");
+  if (!form) return;
+  var started = Date.now();
+
+  form.addEventListener("submit", function () {
+    form.elements.time_taken_ms.value = String(Date.now() - started);
+  });
+
+  // ----- best-worst keyboard: 1..T choose best, q w e r t y u i choose worst, Enter submits
+  var schemes = Array.prototype.map.call(
+    document.querySelectorAll(".bws-scheme-head[data-scheme]"),
+    function (th) { return th.dataset.scheme; }
+  );
+  var chosenScheme = null;
+
+  function checked(scheme, kind) {
+    return form.querySelector('input[name="' + scheme + "__" + kind + '"]:checked');
+  }
+  function complete(scheme) { return checked(scheme, "best") && checked(scheme, "worst"); }
+  function activeScheme() {
+    if (chosenScheme && !complete(chosenScheme)) return chosenScheme;
+    for (var i = 0; i < schemes.length; i++) if (!complete(schemes[i])) return schemes[i];
+    return chosenScheme || schemes[schemes.length - 1];
+  }
+  function highlight() {
+    var active = activeScheme();
+    document.querySelectorAll("[data-scheme]").forEach(function (el) {
+      el.classList.toggle("active-scheme", schemes.length > 1 && el.dataset.scheme === active);
+    });
+  }
+  function choose(scheme, kind, key) {
+    var input = form.querySelector(
+      'input[name="' + scheme + "__" + kind + '"][data-key="' + key + '"]'
+    );
+    if (!input) return false;
+    var other = checked(scheme, kind === "best" ? "worst" : "best");
+    if (other && other.value === input.value) other.checked = false; // one item cannot be both
+    input.checked = true;
+    input.focus({ preventScroll: true });
+    return true;
+  }
+  function typing(target) {
+    var tag = target.tagName;
+    return tag === "TEXTAREA" || tag === "SELECT" ||
+      (tag === "INPUT" && !/^(radio|checkbox|button|submit)$/.test(target.type));
+  }
+
+  form.addEventListener("change", function (event) {
+    var name = event.target.name || "";
+    var parts = name.split("__");
+    if (parts.length === 2 && (parts[1] === "best" || parts[1] === "worst")) {
+      var other = checked(parts[0], parts[1] === "best" ? "worst" : "best");
+      if (other && other.value === event.target.value) other.checked = false;
+      chosenScheme = complete(parts[0]) ? null : parts[0];
+    }
+    highlight();
+  });
+
+  if (form.dataset.keyboard === "on" && schemes.length) {
+    document.addEventListener("keydown", function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+      var key = event.key.toLowerCase();
+      if (key === "enter") {
+        if (event.target.tagName === "BUTTON" || event.target.tagName === "A") return;
+        event.preventDefault();
+        if (form.requestSubmit) form.requestSubmit(); else form.submit();
+        return;
+      }
+      var scheme = activeScheme();
+      var done = /^[1-8]$/.test(key) ? choose(scheme, "best", key)
+        : /^[qwertyui]$/.test(key) ? choose(scheme, "worst", key) : false;
+      if (done) {
+        event.preventDefault();
+        if (complete(scheme)) chosenScheme = null;
+        highlight();
+      }
+    });
+  }
+  highlight();
+
+  // ----- rows of segments and boxes
+  document.querySelectorAll(".add-row").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var body = document.querySelector('table[data-rows="' + button.dataset.for + '"] tbody');
+      var last = body.querySelector("tr.data-row:last-child");
+      var row = last.cloneNode(true);
+      row.querySelectorAll("input").forEach(function (input) { input.value = ""; });
+      row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
+      body.appendChild(row);
+      var first = row.querySelector("input");
+      if (first) first.focus();
+    });
+  });
+  form.addEventListener("click", function (event) {
+    if (!event.target.classList.contains("remove-row")) return;
+    var row = event.target.closest("tr");
+    var body = row.parentNode;
+    if (body.querySelectorAll("tr.data-row").length > 1) {
+      body.removeChild(row);
+    } else {
+      row.querySelectorAll("input").forEach(function (input) { input.value = ""; });
+      row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
+    }
+  });
+  document.querySelectorAll(".mark-time").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var fieldset = button.closest("fieldset");
+      var video = fieldset.querySelector("video");
+      var rows = fieldset.querySelectorAll("tr.data-row");
+      var row = rows[rows.length - 1];
+      var start = row.querySelector('input[name$="__start"]');
+      var end = row.querySelector('input[name$="__end"]');
+      var now = video ? video.currentTime.toFixed(2) : "";
+      if (!start.value) start.value = now; else end.value = now;
+    });
+  });
+})();
