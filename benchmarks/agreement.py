@@ -102,10 +102,12 @@ def trace_records(n_steps: int, rng: np.random.Generator, per_trace: int = 100) 
     return records
 
 
-def timed(records: list[dict], scheme: dict, judges=()) -> tuple[float, dict]:
-    start = time.perf_counter()
+def timed(records: list[dict], scheme: dict, judges=()) -> tuple[float, float, dict]:
+    """Wall and CPU seconds of the report (CPU time is steadier on a shared machine)."""
+    start, cpu = time.perf_counter(), time.process_time()
     report = build_report(records, [scheme], model_annotators=judges)
-    return time.perf_counter() - start, report["schemes"][scheme["name"]]
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return wall, cpu, report["schemes"][scheme["name"]]
 
 
 def main() -> None:
@@ -153,13 +155,14 @@ def main() -> None:
         start = time.perf_counter()
         records = make()
         built = time.perf_counter() - start
-        seconds, report = timed(records, scheme, judges)
+        seconds, cpu, report = timed(records, scheme, judges)
         figures = ", ".join(
             f"{key} {report[key]:.4f}" if isinstance(report[key], float) else f"{key} {report[key]}"
             for key in keys
         )
         print(
-            f"{title}: report {seconds:.2f} s (records built in {built:.1f} s, not timed); "
+            f"{title}: report {seconds:.2f} s wall, {cpu:.2f} s CPU "
+            f"(records built in {built:.1f} s, not timed); "
             f"{figures}"
         )
         if report.get("judge_disagreement"):
