@@ -7,7 +7,5 @@ urlpatterns = [
     path("projects/", api.ProjectListApi.as_view(), name="api-project-list"),
     path("projects/<slug:slug>/", api.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<slug:slug>/queue/next/", api.QueueNextApi.as_view(), name="api-queue-next"),
-    path(
-        "projects/<slug:slug>/annotations/", api.AnnotationsApi.as_view(), name="api-annotations"
-    ),
+    path("projects/<slug:slug>/annotations/", api.AnnotationsApi.as_view(), name="api-annotations"),
 ]

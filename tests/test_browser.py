@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from projects.models import Membership
+from projects.models import Annotation, Membership, Unit
 from projects.services import add_lab_member, import_project
 from projects.tests.factories import LabFactory, UserFactory
 
@@ -84,3 +84,63 @@ def test_manager_and_annotator_pages(browser_page, live_server):
     assert page.get_by_role("heading", name="What you will be asked").is_visible()
     assert page.get_by_text("tuple_000001").count() == 0
     page.screenshot(path=ARTIFACTS / "project-annotator.png", full_page=True)
+
+
+def test_annotator_works_three_tuples_with_the_keyboard(browser_page, live_server, tmp_path):
+    page = browser_page
+    example = Path(settings.BASE_DIR) / "examples" / "mt_two_dims"
+    config = (example / "config.yaml").read_text()
+    (tmp_path / "data").mkdir()
+    for data in (example / "data").iterdir():
+        (tmp_path / "data" / data.name).write_bytes(data.read_bytes())
+    (tmp_path / "config.yaml").write_text(config + "\nmax_annotations_per_user: 3\n")
+    project = import_project(config_path=tmp_path / "config.yaml", slug="two").project
+    user = UserFactory(username="kim")
+    Membership.objects.create(user=user, project=project, role="annotator")
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/projects/two/annotate/")
+    page.keyboard.press("Tab")
+    page.get_by_label("Username").focus()
+    page.keyboard.type("kim")
+    page.keyboard.press("Tab")
+    page.keyboard.type("pw-for-tests-123")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_url("**/projects/two/annotate/")
+
+    seen = []
+    for n in range(3):
+        page.wait_for_selector("#annotate-form")
+        seen.append(page.locator("#annotate-form").get_attribute("action"))
+        page.keyboard.press("1")  # fluency: best A
+        page.keyboard.press("w")  # fluency: worst B
+        page.keyboard.press("3")  # adequacy: best C (the keys moved on by themselves)
+        page.keyboard.press("q")  # adequacy: worst A
+        if n == 0:
+            page.screenshot(path=ARTIFACTS / "bws-keyboard.png", full_page=True)
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+    assert page.get_by_role("heading", name="No more work for you here").is_visible()
+    page.screenshot(path=ARTIFACTS / "bws-done.png", full_page=True)
+    assert len(set(seen)) == 3
+
+    answers = Annotation.objects.filter(annotator=user)
+    assert answers.count() == 6
+    for a in answers.select_related("unit__bws_tuple"):
+        shown = a.unit.bws_tuple.item_ids  # randomize_order is off: stored order is shown
+        expected = {"fluency": (shown[0], shown[1]), "adequacy": (shown[2], shown[0])}
+        assert (a.value["best"], a.value["worst"]) == expected[a.scheme]
+
+    # change the first answer: open it from the list, pick another best, save
+    page.get_by_role(
+        "link", name=Unit.objects.get(pk=seen[0].rstrip("/").split("/")[-1]).external_id
+    ).click()
+    page.wait_for_selector("text=changing an earlier answer")
+    page.keyboard.press("4")  # with both schemes complete, keys act on the last one
+    page.screenshot(path=ARTIFACTS / "bws-change.png", full_page=True)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    first_unit = int(seen[0].rstrip("/").split("/")[-1])
+    changed = Annotation.objects.get(annotator=user, unit_id=first_unit, scheme="adequacy")
+    assert changed.value["best"] == changed.unit.bws_tuple.item_ids[3]
+    assert Annotation.objects.filter(annotator=user).count() == 6
