@@ -182,3 +182,29 @@ def test_equal_iou_prefers_the_pair_with_the_same_label():
     b = [seg(0, 1, "y"), seg(0, 1, "x")]
     assert segments_score(a, b) == pytest.approx(1 / 2)
     assert segments_score(b, a) == pytest.approx(1 / 2)
+
+
+def test_fast_and_checked_readers_agree():
+    from agreement.core import structured
+
+    units = {
+        "scan": {"a": [box(0, yaw=0.3), box(5, label="truck")], "b": None, "c": [box(1)]},
+        "scan2": {"a": []},
+    }
+    fast, checked = structured.parse_boxes(units), structured._checked_boxes(units)
+    np.testing.assert_array_equal(fast.geometry, checked.geometry)
+    np.testing.assert_array_equal(fast.labels, checked.labels)
+    assert fast.sets == checked.sets
+    clips = {"clip": {"a": [seg(0, 1, tier="s1"), seg(2, 2, tier="s2")], "b": []}}
+    fast = structured.parse_segments(clips, tiered=True)
+    checked = structured._checked_segments(clips, True)
+    np.testing.assert_array_equal(fast.geometry, checked.geometry)
+    np.testing.assert_array_equal(fast.tiers, checked.tiers)
+    assert fast.sets == checked.sets
+
+
+def test_numbers_given_as_strings_are_refused():
+    bad = box(0)
+    bad["center"] = ["0", 0, 0]
+    with pytest.raises(ObjectError, match="needs center"):
+        parse_boxes({"scan": {"a": [bad]}})
