@@ -183,9 +183,12 @@ def is_empty(value: Any) -> bool:
     return isinstance(value, dict) and all(v in (None, "") for v in value.values())
 
 
-def validate_answers(schemes: list[dict], answers: Any, unit: UnitContext) -> dict[str, Any]:
+def validate_answers(
+    schemes: list[dict], answers: Any, unit: UnitContext, *, enforce_required: bool = True
+) -> dict[str, Any]:
     """Check a submission (scheme name -> value) against the project's schemes; return the
-    cleaned values of the schemes answered, or raise AnswerError naming each bad scheme."""
+    cleaned values of the schemes answered, or raise AnswerError naming each bad scheme.
+    Imports pass enforce_required=False: records from elsewhere may answer some schemes."""
     if not isinstance(answers, dict):
         raise AnswerError({"annotations": "give an object from scheme name to value"})
     by_name = {scheme["name"]: scheme for scheme in schemes}
@@ -198,7 +201,7 @@ def validate_answers(schemes: list[dict], answers: Any, unit: UnitContext) -> di
         options = scheme.get("options") or {}
         value = answers.get(name)
         if is_empty(value):
-            if options.get("required"):
+            if enforce_required and options.get("required"):
                 errors[name] = "an answer is required"
             continue
         try:
