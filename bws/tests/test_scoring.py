@@ -92,6 +92,13 @@ def test_hand_worked_model_scores_rank_b_a_d_c_and_are_centred():
         assert result.appearances.tolist() == [2, 3, 2, 2]
 
 
+def test_hand_worked_bradley_terry_is_choix_on_the_nine_pairs():
+    pairs = [[A, B], [A, C], [B, C], [B, A], [B, D], [A, D], [B, C], [B, D], [D, C]]
+    reference = choix.opt_pairwise(4, pairs, alpha=0.1, tol=1e-12)
+    ours = scoring.fit_bradley_terry(hand_worked(), alpha=0.1, tolerance=1e-12).scores
+    np.testing.assert_allclose(ours, reference - reference.mean(), atol=1e-6)
+
+
 def test_hand_worked_plackett_luce_maximises_the_brute_force_likelihood():
     judgments = hand_worked()
     alpha = 0.1
