@@ -316,7 +316,7 @@ def fit_model(
         raise ValueError("alpha must be positive: items that always win would have no finite fit")
     best, worst, appearances = counts
     if initial is None:
-        # Counting scores point the right way and cut the iterations by about a third.
+        # Doubled counting scores are a start near the answer on the log-odds scale.
         initial = 2.0 * counting_scores(best, worst, appearances)
     product = _HessianProduct(model, alpha, weights)
     result = minimize(
