@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from .models import (
     Annotation,
+    AnnotatorProfile,
     Assignment,
     Instance,
     Item,
@@ -106,3 +107,10 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ["annotator__username", "client_id"]
     list_select_related = ["annotator", "unit"]
     raw_id_fields = ["unit"]
+
+
+@admin.register(AnnotatorProfile)
+class AnnotatorProfileAdmin(admin.ModelAdmin):
+    list_display = ["user", "is_model", "model_name"]
+    list_filter = ["is_model"]
+    search_fields = ["user__username", "model_name"]

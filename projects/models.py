@@ -268,3 +268,18 @@ class Submission(models.Model):
 
     def __str__(self) -> str:
         return f"{self.client_id} by {self.annotator}"
+
+
+class AnnotatorProfile(models.Model):
+    """Per-account facts that Django's user lacks: whether the account is a model judge."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator_profile"
+    )
+    is_model = models.BooleanField(
+        default=False, help_text="A model judge annotating through its API token."
+    )
+    model_name = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} ({'model' if self.is_model else 'person'})"

@@ -243,3 +243,12 @@ def my_completed_units(project: Project, user) -> QuerySet[Assignment]:
         .select_related("unit")
         .order_by("-completed_at")
     )
+
+
+def model_judges(project: Project) -> set[str]:
+    """Usernames of model judges that answered in the project."""
+    return set(
+        Annotation.objects.filter(project=project, annotator__annotator_profile__is_model=True)
+        .values_list("annotator__username", flat=True)
+        .distinct()
+    )

@@ -14,7 +14,16 @@ from django.utils.text import slugify
 
 from .configuration import ConfigError, ProjectConfig, load_config
 from .datafiles import LoadedData, load_items
-from .models import Instance, Item, Lab, LabMembership, Membership, Project, Unit
+from .models import (
+    AnnotatorProfile,
+    Instance,
+    Item,
+    Lab,
+    LabMembership,
+    Membership,
+    Project,
+    Unit,
+)
 
 User = get_user_model()
 
@@ -300,3 +309,11 @@ def add_project_members(
 
 def remove_project_member(*, project: Project, user) -> None:
     Membership.objects.filter(project=project, user=user).delete()
+
+
+def mark_model_judge(*, user, model_name: str = "", is_model: bool = True) -> AnnotatorProfile:
+    """Mark an account as a model judge (or as a person again)."""
+    profile, _ = AnnotatorProfile.objects.update_or_create(
+        user=user, defaults={"is_model": is_model, "model_name": model_name}
+    )
+    return profile

@@ -83,3 +83,17 @@ def test_add_members_changes_role():
     run("add_members", "mt", "--role", "annotator", "carl")
     run("add_members", "mt", "--role", "manager", "carl")
     assert Membership.objects.get(project__slug="mt", user__username="carl").role == "manager"
+
+
+def test_add_members_marks_model_judges():
+    from projects.selectors import model_judges
+    from projects.services import mark_model_judge
+
+    run("import_project", CONFIG, "--slug", "mt")
+    run("add_members", "mt", "--role", "annotator", "--create", "--model", "gpt-judge", "judge1")
+    profile = Membership.objects.get(user__username="judge1").user.annotator_profile
+    assert profile.is_model and profile.model_name == "gpt-judge"
+    assert model_judges(Project.objects.get(slug="mt")) == set()  # no answers yet
+    mark_model_judge(user=profile.user, is_model=False)
+    profile.refresh_from_db()
+    assert not profile.is_model

@@ -1,7 +1,8 @@
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Membership, Project
-from projects.services import add_project_members
+from projects.services import add_project_members, mark_model_judge
 
 
 class Command(BaseCommand):
@@ -13,6 +14,9 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, choices=Membership.Role.values)
         parser.add_argument("--create", action="store_true", help="create missing accounts")
         parser.add_argument("--password", help="password for the accounts created")
+        parser.add_argument(
+            "--model", metavar="NAME", help="mark the accounts as model judges of this name"
+        )
 
     def handle(self, *args, **options):
         project = Project.objects.filter(slug=options["slug"]).first()
@@ -30,6 +34,9 @@ class Command(BaseCommand):
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        if options["model"]:
+            for user in get_user_model().objects.filter(username__in=options["usernames"]):
+                mark_model_judge(user=user, model_name=options["model"])
         for change in changes:
             created = " (account created)" if change.created_user else ""
             self.stdout.write(f"{change.username}: {change.role} in {project.slug}{created}")
