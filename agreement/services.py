@@ -1,0 +1,58 @@
+"""Writes of the agreement app: compute a project's report and store it."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from agreement.core.report import build_report
+from projects.annotation_files import export_records
+from projects.models import Project
+from projects.selectors import model_judges
+
+from . import selectors
+from .models import AgreementReport
+
+
+def compute_report(*, project: Project) -> AgreementReport:
+    """Compute the project's agreement report from its stored answers and keep it.
+
+    A failure is stored too (status failed, with the error) so the page can say why the
+    figures are old, and the exception is raised again for the caller or the worker's retry.
+    """
+    started = timezone.now()
+    try:
+        with transaction.atomic():
+            records = export_records(project)
+            schemes = [
+                {"name": s["name"], "type": s["type"], "options": s.get("options") or {}}
+                for s in project.schemes
+            ]
+            report = build_report(records, schemes, model_annotators=model_judges(project))
+            return AgreementReport.objects.create(
+                project=project,
+                computed_at=started,
+                n_annotations=sum(len(record.annotations) for record in records),
+                report=report,
+                status=AgreementReport.Status.OK,
+            )
+    except Exception as exc:
+        # Outside the rolled-back block, so the failure survives it.
+        AgreementReport.objects.create(
+            project=project,
+            status=AgreementReport.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        raise
+
+
+def current_report(*, project: Project) -> tuple[AgreementReport, bool]:
+    """The latest report if no answer changed since; otherwise a new one.
+
+    Returns (report, computed_now). Running it twice stores at most one report, which keeps
+    the worker's task idempotent.
+    """
+    latest = selectors.latest_report(project)
+    if latest is not None and selectors.is_current(latest):
+        return latest, False
+    return compute_report(project=project), True
