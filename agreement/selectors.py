@@ -89,3 +89,102 @@ def report_meta(report: AgreementReport) -> dict:
         "n_records": report.report.get("n_records", 0),
         "model_annotators": report.report.get("model_annotators", []),
     }
+
+
+# --------------------------------------------------------------------------- the IAA page
+
+# key -> (name shown, what it means); in the order shown.
+MEASURES = {
+    "alpha_nominal": ("Krippendorff's alpha (nominal)", "chance-corrected; labels as categories"),
+    "alpha_ordinal": ("Krippendorff's alpha (ordinal)", "chance-corrected; near points agree more"),
+    "fleiss_kappa": ("Fleiss' kappa", "chance-corrected; needs the same number of raters per unit"),
+    "cohen_kappa": ("Cohen's kappa", "chance-corrected; mean over annotator pairs (table below)"),
+    "percent_agreement": ("Percent agreement", "not chance-corrected; share of agreeing pairs"),
+    "best_alpha": ("Alpha on the best choice", "nominal alpha on the item picked best"),
+    "worst_alpha": ("Alpha on the worst choice", "nominal alpha on the item picked worst"),
+    "mean_agreement": ("Mean agreement", "not chance-corrected; 1 = identical objects and labels"),
+    "mean_object_count_diff": ("Object count difference", "mean gap in objects drawn, per pair"),
+    "n_items": ("Items", "items answered by two or more annotators"),
+    "n_pairs": ("Comparisons", "annotator pairs times items compared"),
+    "n_units": ("Units", "units (trace steps for traces) labelled by two or more annotators"),
+    "n_annotators": ("Annotators", "annotators who took part in a comparison"),
+}
+KINDS = {
+    "spatial_annotation": "3D boxes (matched at 3D IoU ≥ 0.25)",
+    "temporal_grounding": "time segments (matched at temporal IoU ≥ 0.5)",
+    "tiered_annotation": "tiered segments (matched within a tier at IoU ≥ 0.5)",
+}
+COUNT_KEYS = ("n_items", "n_pairs", "n_units", "n_annotators")
+
+
+def report_cards(report: dict) -> list[dict]:
+    """One card per scheme for the IAA page: its figures with their notes, and its tables."""
+    cards = []
+    for name, scheme in (report.get("schemes") or {}).items():
+        kind = scheme.get("type", "")
+        notes = list(scheme.get("notes") or [])
+        rows = []
+        for key, (label, meaning) in MEASURES.items():
+            if key not in scheme:
+                continue
+            value = scheme[key]
+            reason = ""
+            if value is None:
+                reason = next((note for note in notes if _note_of(note, key)), "")
+                if reason in notes:
+                    notes.remove(reason)
+            rows.append(
+                {
+                    "key": key,
+                    "label": label,
+                    "meaning": meaning,
+                    "value": value,
+                    "is_count": key in COUNT_KEYS,
+                    "is_percent": key == "percent_agreement",
+                    "reason": _reason(reason, key),
+                }
+            )
+        cards.append(
+            {
+                "name": name,
+                "type": kind,
+                "kind": _kind(kind),
+                "structured": kind in STRUCTURED_TYPES,
+                "chance_corrected": kind not in KINDS,
+                "rows": rows,
+                "pairs": scheme.get("cohen_kappa_pairs") or [],
+                "judges": [
+                    {"name": judge, **entry}
+                    for judge, entry in (scheme.get("judge_disagreement") or {}).items()
+                ],
+                "split_half": scheme.get("split_half"),
+                "has_split_half": "split_half" in scheme,
+                "notes": notes,
+            }
+        )
+    return cards
+
+
+def _kind(kind: str) -> str:
+    if kind in KINDS:
+        return KINDS[kind]
+    if kind in STRUCTURED_TYPES:
+        return "agent trace, one unit per step"
+    if kind in BWS_TYPES:
+        return "best-worst scaling"
+    if kind in CATEGORICAL_TYPES:
+        return "categorical"
+    return "not compared"
+
+
+def _note_of(note: str, key: str) -> bool:
+    return note.startswith((f"{key}:", f"{key} ")) and "undefined" in note
+
+
+def _reason(note: str, key: str) -> str:
+    """'alpha_nominal: undefined, only one label used' -> 'only one label used'."""
+    text = note[len(key) :].lstrip(": ")
+    for prefix in ("undefined, ", "undefined: ", "undefined"):
+        if text.startswith(prefix):
+            return text[len(prefix) :].strip()
+    return text

@@ -56,3 +56,12 @@ def current_report(*, project: Project) -> tuple[AgreementReport, bool]:
     if latest is not None and selectors.is_current(latest):
         return latest, False
     return compute_report(project=project), True
+
+
+def latest_or_compute(*, project: Project) -> tuple[AgreementReport, bool]:
+    """The latest stored report, however old (the caller shows its age), or a first one
+    computed now. Returns (report, computed_now)."""
+    latest = selectors.latest_report(project)
+    if latest is not None:
+        return latest, False
+    return compute_report(project=project), True

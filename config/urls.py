@@ -8,5 +8,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("projects.api_urls")),
+    path("api/v1/", include("agreement.api_urls")),
+    path("projects/<slug:slug>/admin/", include("agreement.urls")),
     path("", include("projects.urls")),
 ]
