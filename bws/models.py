@@ -29,3 +29,83 @@ class BwsTuple(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tuple_id}: {', '.join(self.item_ids)}"
+
+
+class ScoreRun(models.Model):
+    """One computation of a scheme's scores by one method, with its figures and items."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        OK = "ok", "Done"
+        FAILED = "failed", "Failed"
+
+    class Trigger(models.TextChoices):
+        AUTO = "auto", "After annotation"
+        MANUAL = "manual", "Asked for"
+        COMMAND = "command", "Command line"
+
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="score_runs"
+    )
+    scheme = models.CharField(max_length=200)
+    method = models.CharField(max_length=40)
+    parameters = models.JSONField(default=dict, blank=True)
+    trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.AUTO)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    n_judgments = models.PositiveIntegerField(null=True, blank=True)
+    n_annotators = models.PositiveIntegerField(null=True, blank=True)
+    n_tuples_annotated = models.PositiveIntegerField(null=True, blank=True)
+    reliability = models.JSONField(null=True, blank=True)
+    convergence = models.JSONField(null=True, blank=True)
+    stats_text = models.TextField(blank=True)
+    data_changed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Time of the newest answer this run read."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "scheme", "method", "status", "finished_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.scheme} {self.method} ({self.status})"
+
+
+class ItemScore(models.Model):
+    run = models.ForeignKey(ScoreRun, on_delete=models.CASCADE, related_name="item_scores")
+    item_index = models.PositiveIntegerField()
+    item_id = models.CharField(max_length=255)
+    score = models.FloatField(null=True)
+    ci_low = models.FloatField(null=True)
+    ci_high = models.FloatField(null=True)
+    best = models.PositiveIntegerField()
+    worst = models.PositiveIntegerField()
+    appearances = models.PositiveIntegerField()
+    rank = models.PositiveIntegerField(null=True)
+
+    class Meta:
+        ordering = ["run", "rank"]
+        indexes = [models.Index(fields=["run", "rank"])]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.score}"
+
+
+class ScoringState(models.Model):
+    """Per project: when answers last changed and when a recomputation was last queued, so
+    bursts of answers coalesce into one run per scheme."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, related_name="scoring_state"
+    )
+    last_answer_at = models.DateTimeField(null=True, blank=True)
+    dirty = models.BooleanField(default=False)
+    scheduled_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.project}: dirty={self.dirty}"

@@ -1,14 +1,24 @@
-"""Writes of the BWS app: the tuples of a project, designed once when it is built."""
+"""Writes of the BWS app: a project's tuples (designed once when it is built) and its
+scoring runs."""
 
+import logging
+import math
 from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
 
-from projects.configuration import ProjectConfig
+from projects.configuration import ProjectConfig, Scheme
 from projects.datafiles import LoadedData
 
 from .core import design
-from .models import BwsTuple
+from .core.scoring import METHODS
+from .models import BwsTuple, ItemScore, ScoreRun, ScoringState
 
 
 @dataclass
@@ -112,3 +122,296 @@ def _instances_summary(designed: list, n_given: int) -> list[str]:
             f"{max(d.position_spread for d in designed)}",
         ]
     return lines
+
+
+# --------------------------------------------------------------------------- scoring runs
+
+
+def scoring_options(project, scheme: str) -> dict:
+    """The scheme's scoring settings with defaults (method, intervals, resamples, output)."""
+    from .filemode import scheme_scoring
+
+    for entry in project.schemes:
+        if entry["name"] == scheme and entry.get("type") == "bws":
+            return scheme_scoring(Scheme(**entry))
+    raise ValueError(f"no best-worst scheme named {scheme!r} in {project.slug}")
+
+
+def request_run(
+    *,
+    project,
+    scheme: str,
+    method: str | None = None,
+    bootstrap: int | None = None,
+    trigger: str = ScoreRun.Trigger.AUTO,
+) -> ScoreRun:
+    """Record a queued run with its parameters (the worker or the caller executes it)."""
+    options = scoring_options(project, scheme)
+    method = method or options["method"]
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    if bootstrap is None:
+        bootstrap = options["bootstrap_iterations"] if options["include_confidence"] else 0
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be 0 or more resamples")
+    seed = (project.config.get("bws") or {}).get("seed", 42)
+    return ScoreRun.objects.create(
+        project=project,
+        scheme=scheme,
+        method=method,
+        trigger=trigger,
+        parameters={"bootstrap": bootstrap, "seed": seed, "resample_unit": "tuple"},
+    )
+
+
+def execute_run(run_id: int) -> ScoreRun:
+    """Compute a run's scores, intervals, reliability and convergence and store them; on
+    error the run is marked failed (and the error raised again for the task to retry)."""
+    from . import selectors
+
+    run = ScoreRun.objects.select_related("project").get(pk=run_id)
+    if run.status == ScoreRun.Status.OK:
+        return run  # a redelivered task: the work is done
+    ScoreRun.objects.filter(pk=run.pk).update(
+        status=ScoreRun.Status.RUNNING,
+        started_at=timezone.now(),
+        attempts=F("attempts") + 1,
+        error="",
+    )
+    try:
+        result = _compute(run, selectors)
+    except Exception as exc:
+        ScoreRun.objects.filter(pk=run.pk).update(
+            status=ScoreRun.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:4000],
+            finished_at=timezone.now(),
+        )
+        raise
+    run.refresh_from_db()
+    _write_output_file(run, result)
+    return run
+
+
+@dataclass
+class _Computed:
+    rows: list
+    stats: str
+
+
+def _compute(run: ScoreRun, selectors) -> _Computed:
+    from projects.models import Annotation
+
+    from .core.convergence import convergence
+    from .core.reliability import split_half
+    from .filemode import format_stats, score_judgments, score_table
+
+    project = run.project
+    changed = (
+        Annotation.objects.filter(project=project, scheme=run.scheme)
+        .order_by("-updated_at")
+        .values_list("updated_at", flat=True)
+        .first()
+    )
+    judgments = selectors.judgments_for(project, run.scheme)
+    ids, texts = selectors.item_ids_and_texts(project)
+    params = run.parameters
+    figures = {
+        "n_judgments": judgments.n_judgments,
+        "n_annotators": judgments.n_annotators if judgments.n_judgments else 0,
+        "n_tuples_annotated": judgments.n_tuples if judgments.n_judgments else 0,
+        "data_changed_at": changed,
+    }
+    if judgments.n_judgments == 0:
+        with transaction.atomic():
+            ScoreRun.objects.filter(pk=run.pk).update(
+                status=ScoreRun.Status.OK,
+                finished_at=timezone.now(),
+                stats_text="",
+                reliability=None,
+                convergence=[],
+                **figures,
+            )
+        return _Computed(rows=[], stats="")
+    report = score_judgments(
+        judgments, run.method, bootstrap=params.get("bootstrap", 0), seed=params.get("seed", 0)
+    )
+    rows = score_table(ids, texts, report)
+    reliability = split_half(judgments, seed=params.get("seed", 0))
+    points = convergence(judgments, run.method) if judgments.n_judgments >= 10 else []
+    stats = format_stats(
+        run.scheme,
+        n_items=len(ids),
+        planned_tuples=selectors.planned_tuples(project),
+        report=report,
+        reliability=reliability,
+        item_ids=ids,
+    )
+    index_of = {item_id: n for n, item_id in enumerate(ids)}
+    with transaction.atomic():
+        ItemScore.objects.filter(run=run).delete()  # a retried run starts clean
+        ItemScore.objects.bulk_create(
+            [
+                ItemScore(
+                    run=run,
+                    item_index=index_of[row.item_id],
+                    item_id=row.item_id,
+                    score=_finite(row.score),
+                    ci_low=_finite(row.ci_low),
+                    ci_high=_finite(row.ci_high),
+                    best=row.best_count,
+                    worst=row.worst_count,
+                    appearances=row.appearances,
+                    rank=row.rank,
+                )
+                for row in rows
+            ],
+            batch_size=5000,
+        )
+        ScoreRun.objects.filter(pk=run.pk).update(
+            status=ScoreRun.Status.OK,
+            finished_at=timezone.now(),
+            stats_text=stats,
+            reliability=_reliability_dict(reliability),
+            convergence=[
+                {
+                    "fraction": p.fraction,
+                    "judgments": p.judgments,
+                    "items": p.items,
+                    "spearman": _finite(p.spearman),
+                    "mean_abs_change": _finite(p.mean_abs_change),
+                }
+                for p in points
+            ],
+            **figures,
+        )
+    return _Computed(rows=rows, stats=stats)
+
+
+def _finite(value):
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _reliability_dict(reliability) -> dict | None:
+    if reliability is None or not math.isfinite(reliability.mean):
+        return None
+    return {
+        "mean": reliability.mean,
+        "std": _finite(reliability.std),
+        "spearman_brown": _finite(reliability.spearman_brown),
+        "trials": reliability.trials,
+        "split": reliability.split,
+    }
+
+
+def _write_output_file(run: ScoreRun, result: _Computed) -> None:
+    """Write the scheme's configured output_file (relative to the project's folder)."""
+    from .filemode import write_score_table
+
+    output = scoring_options(run.project, run.scheme).get("output_file")
+    if not output or not result.rows:
+        return
+    path = Path(run.project.config.get("base_dir") or ".") / output
+    write_score_table(result.rows, path)
+
+
+# --------------------------------------------------------------------------- triggers
+
+log = logging.getLogger(__name__)
+
+
+def send_task(task, *args, countdown: float = 0, **kwargs) -> bool:
+    """Queue a task without ever blocking the caller on a broker that is down."""
+    try:
+        task.apply_async(args=args, kwargs=kwargs, countdown=countdown, retry=False)
+    except Exception:  # broker unreachable: the dirty flag lets catch-up finish the work
+        log.warning("could not queue %s; it will be caught up", task.name, exc_info=True)
+        return False
+    return True
+
+
+def note_answers(project_id: int) -> None:
+    """Record that a project's answers changed and make sure a recomputation is queued.
+    Called after an answer is committed; costs one or two small UPDATEs."""
+    from .tasks import recompute_project_task
+
+    now = timezone.now()
+    updated = ScoringState.objects.filter(project_id=project_id).update(
+        last_answer_at=now, dirty=True
+    )
+    if not updated:
+        ScoringState.objects.get_or_create(
+            project_id=project_id, defaults={"last_answer_at": now, "dirty": True}
+        )
+    stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
+    claimed = (
+        ScoringState.objects.filter(project_id=project_id)
+        .filter(Q(scheduled_at__isnull=True) | Q(scheduled_at__lt=stale))
+        .update(scheduled_at=now)
+    )
+    if claimed and not send_task(
+        recompute_project_task, project_id, countdown=settings.SCORING_SESSION_GAP
+    ):
+        # Broker down: try again in about 30 s (from a submit or the catch-up), not on
+        # every submit, so annotators do not each wait for the broker's timeout.
+        retry_at = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE - 30)
+        ScoringState.objects.filter(project_id=project_id).update(scheduled_at=retry_at)
+
+
+def end_session(user) -> None:
+    """An annotator logged out: score their projects now instead of waiting for the gap."""
+    from projects.models import Annotation
+
+    from .tasks import recompute_project_task
+
+    since = timezone.now() - timedelta(hours=12)
+    project_ids = set(
+        Annotation.objects.filter(annotator=user, updated_at__gte=since)
+        .values_list("project_id", flat=True)
+        .distinct()
+    )
+    for state in ScoringState.objects.filter(project_id__in=project_ids, dirty=True):
+        send_task(recompute_project_task, state.project_id, force=True)
+
+
+def start_recompute(project) -> str:
+    """Clear the project's dirty flag and queue one run per BWS scheme and the agreement
+    report (answers arriving from now on set the flag again)."""
+    from .tasks import score_run_task
+
+    ScoringState.objects.filter(project=project).update(dirty=False, scheduled_at=None)
+    schemes = [s["name"] for s in project.schemes if s.get("type") == "bws"]
+    auto = [name for name in schemes if scoring_options(project, name).get("auto_compute", True)]
+    for name in auto:
+        run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
+        send_task(score_run_task, run.pk)
+    try:
+        from agreement.tasks import compute_agreement_task
+    except ImportError:
+        compute_agreement_task = None
+    if compute_agreement_task is not None:
+        send_task(compute_agreement_task, project.pk)
+    return f"queued {len(auto)} runs"
+
+
+def schedule_dirty_projects() -> int:
+    """Queue recomputation for every dirty project not already scheduled (or stale)."""
+    from .tasks import recompute_project_task
+
+    stale = timezone.now() - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
+    count = 0
+    for state in ScoringState.objects.filter(dirty=True).filter(
+        Q(scheduled_at__isnull=True) | Q(scheduled_at__lt=stale)
+    ):
+        ScoringState.objects.filter(pk=state.pk).update(scheduled_at=timezone.now())
+        if send_task(recompute_project_task, state.project_id):
+            count += 1
+        else:
+            ScoringState.objects.filter(pk=state.pk).update(scheduled_at=None)
+    # runs queued while the broker was down never reached a worker: queue them again
+    for run in ScoreRun.objects.filter(
+        status=ScoreRun.Status.QUEUED, created_at__lt=stale
+    ).values_list("pk", flat=True):
+        from .tasks import score_run_task
+
+        send_task(score_run_task, run)
+    return count

@@ -1,8 +1,23 @@
-"""Celery tasks of the BWS app: thin callers of the core and the services."""
+"""Celery tasks of the BWS app: thin callers of the services.
+
+After answers arrive, `recompute_project_task` waits until the project has been quiet for
+the session gap (SCORING_SESSION_GAP seconds), then queues one run per BWS scheme (and the
+agreement report); answers during the wait push it back, so a burst gives one run.
+"""
+
+import logging
 
 from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
 
+from projects.models import Project
+
+from . import services
 from .core.design import balanced_tuples, design_summary
+from .models import ScoreRun, ScoringState
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="bws.design_summary")
@@ -16,3 +31,40 @@ def design_summary_task(n_items: int, tuple_size: int, appearances: int, seed: i
         "appearances_max": int(summary.appearances_max),
         "repeated_pairs": int(summary.repeated_pairs),
     }
+
+
+@shared_task(
+    name="bws.score_run",
+    bind=True,
+    acks_late=True,
+    autoretry_for=(Exception,),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    max_retries=4,
+)
+def score_run_task(self, run_id: int) -> str:
+    """Compute one queued run (retried with backoff; a failure stays visible as failed)."""
+    if not ScoreRun.objects.filter(pk=run_id).exists():
+        return "gone"
+    return services.execute_run(run_id).status
+
+
+@shared_task(name="bws.recompute_project", acks_late=True)
+def recompute_project_task(project_id: int, force: bool = False) -> str:
+    """Queue one run per BWS scheme once the project's annotation session has ended."""
+    gap = settings.SCORING_SESSION_GAP
+    state = ScoringState.objects.filter(project_id=project_id).first()
+    if state is None or not state.dirty:
+        ScoringState.objects.filter(project_id=project_id).update(scheduled_at=None)
+        return "clean"
+    quiet_for = (timezone.now() - state.last_answer_at).total_seconds()
+    if not force and quiet_for < gap:
+        services.send_task(recompute_project_task, project_id, countdown=gap - quiet_for + 0.5)
+        return "waiting"
+    return services.start_recompute(Project.objects.get(pk=project_id))
+
+
+@shared_task(name="bws.catch_up")
+def catch_up_task() -> int:
+    """Queue recomputation for projects left dirty (a broker outage, a lost task)."""
+    return services.schedule_dirty_projects()

@@ -93,7 +93,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     # Tests use a file too: an in-memory shared-cache database fails concurrent writers with
     # "table is locked" instead of waiting, and the queue is tested under concurrency.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}
+    # One file per test process, so concurrent test runs in one checkout do not collide.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3")
+    }
     (BASE_DIR / "var").mkdir(exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -141,6 +144,11 @@ CELERY_DATA_DIR = Path(os.environ.get("CELERY_DATA_DIR", BASE_DIR / "var" / "cel
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+    # Publishing must fail fast when Redis is down: annotators never wait on the broker.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 2, "socket_connect_timeout": 2}
+    CELERY_REDIS_SOCKET_TIMEOUT = 2
+    CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+    CELERY_BROKER_CONNECTION_TIMEOUT = 2
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -169,6 +177,14 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE = {
+    "catch-up-scoring": {"task": "bws.catch_up", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
+# An annotation session ends when a project has had no answer for this many seconds.
+SCORING_SESSION_GAP = float(os.environ.get("SCORING_SESSION_GAP", "20"))
+# A recomputation queued this long ago without running is queued again.
+SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "300"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

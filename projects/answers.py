@@ -126,7 +126,14 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms) -> Submit
         stored.append(annotation)
     if client_id is not None:
         Submission.objects.create(annotator=user, client_id=client_id, unit=unit)
+    transaction.on_commit(lambda: _answers_changed(project.pk))
     return SubmitResult(unit, stored, replayed=False)
+
+
+def _answers_changed(project_id: int) -> None:
+    from bws.services import note_answers
+
+    note_answers(project_id)
 
 
 def _item_indices(project: Project, unit: Unit, cleaned: dict) -> dict[str, int]:

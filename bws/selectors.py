@@ -1,0 +1,92 @@
+"""Reads of the BWS app: judgments as arrays in one query, the latest runs, their items."""
+
+import numpy as np
+from django.db.models import QuerySet
+
+from projects.models import Annotation, Item, Project
+
+from .core.judgments import Judgments
+from .models import BwsTuple, ItemScore, ScoreRun
+
+
+def bws_scheme_names(project: Project) -> list[str]:
+    return [s["name"] for s in project.schemes if s.get("type") == "bws"]
+
+
+def judgments_for(project: Project, scheme: str) -> Judgments:
+    """The scheme's judgments as integer arrays, read in one query (time order: answer
+    creation; clusters: tuples)."""
+    rows = list(
+        Annotation.objects.filter(project=project, scheme=scheme, best_index__isnull=False)
+        .order_by("created_at", "id")
+        .values_list(
+            "unit__bws_tuple__item_indices", "best_index", "worst_index", "unit_id", "annotator_id"
+        )
+    )
+    n_items = Item.objects.filter(project=project).count()
+    if not rows:
+        size = (project.config.get("bws") or {}).get("tuple_size") or 4
+        empty = np.zeros(0, dtype=np.int64)
+        return Judgments(
+            items=np.zeros((0, size), dtype=np.int64),
+            best=empty,
+            worst=empty,
+            tuple_ids=empty,
+            annotators=empty,
+            order=empty,
+            n_items=n_items,
+        )
+    items_col, best_ix, worst_ix, units, annotators = zip(*rows, strict=True)
+    size = max(len(r) for r in items_col)
+    items = np.array([list(r) for r in items_col], dtype=np.int64).reshape(len(rows), size)
+    best = np.argmax(items == np.asarray(best_ix, dtype=np.int64)[:, None], axis=1)
+    worst = np.argmax(items == np.asarray(worst_ix, dtype=np.int64)[:, None], axis=1)
+    _, tuple_ids = np.unique(np.asarray(units, dtype=np.int64), return_inverse=True)
+    _, annotator_ids = np.unique(np.asarray(annotators, dtype=np.int64), return_inverse=True)
+    return Judgments(
+        items=items,
+        best=best,
+        worst=worst,
+        tuple_ids=tuple_ids,
+        annotators=annotator_ids,
+        order=np.arange(len(rows)),
+        n_items=n_items,
+    )
+
+
+def item_ids_and_texts(project: Project) -> tuple[list[str], list[str]]:
+    rows = Item.objects.filter(project=project).order_by("index").values_list("item_id", "text")
+    ids, texts = [], []
+    for item_id, text in rows:
+        ids.append(item_id)
+        texts.append(text)
+    return ids, texts
+
+
+def planned_tuples(project: Project) -> int:
+    return BwsTuple.objects.filter(project=project).count()
+
+
+def latest_good_run(project: Project, scheme: str, method: str | None = None) -> ScoreRun | None:
+    runs = ScoreRun.objects.filter(project=project, scheme=scheme, status=ScoreRun.Status.OK)
+    if method:
+        runs = runs.filter(method=method)
+    return runs.order_by("-finished_at", "-id").first()
+
+
+def pending_runs(project: Project, scheme: str) -> QuerySet[ScoreRun]:
+    return ScoreRun.objects.filter(
+        project=project,
+        scheme=scheme,
+        status__in=[ScoreRun.Status.QUEUED, ScoreRun.Status.RUNNING],
+    )
+
+
+def latest_failed_run(project: Project, scheme: str) -> ScoreRun | None:
+    """The newest run if it failed after the last good one (shown as a failure)."""
+    newest = ScoreRun.objects.filter(project=project, scheme=scheme).order_by("-created_at").first()
+    return newest if newest is not None and newest.status == ScoreRun.Status.FAILED else None
+
+
+def ranked_items(run: ScoreRun) -> QuerySet[ItemScore]:
+    return ItemScore.objects.filter(run=run).order_by("rank", "item_index")
