@@ -44,6 +44,11 @@ def box(x, label="car"):
 
 @pytest.fixture
 def project(tmp_path):
+    return build_project(tmp_path)
+
+
+def build_project(tmp_path):
+    """Four documents answered by amy and bob on five schemes, and a judge on the trace."""
     rows = [
         {
             "id": f"doc{n}",
