@@ -303,6 +303,37 @@ def _reliability_dict(reliability) -> dict | None:
     }
 
 
+def run_rows(run: ScoreRun) -> list:
+    """The run's score table rows (filemode.ScoreRow), ranked, with item texts."""
+    from projects.models import Item
+
+    from .filemode import ScoreRow
+
+    texts = dict(Item.objects.filter(project=run.project).values_list("item_id", "text"))
+    items = ItemScore.objects.filter(run=run).order_by(F("rank").asc(nulls_last=True), "item_index")
+    return [
+        ScoreRow(
+            item_id=i.item_id,
+            text=texts.get(i.item_id, ""),
+            score=i.score,
+            ci_low=i.ci_low,
+            ci_high=i.ci_high,
+            best_count=i.best,
+            worst_count=i.worst,
+            appearances=i.appearances,
+            rank=i.rank,
+        )
+        for i in items
+    ]
+
+
+def write_run_table(run: ScoreRun, path) -> Path:
+    """Write a stored run as the score table of SPEC section 6 (TSV, or CSV for .csv)."""
+    from .filemode import write_score_table
+
+    return write_score_table(run_rows(run), path)
+
+
 def _write_output_file(run: ScoreRun, result: _Computed) -> None:
     """Write the scheme's configured output_file (relative to the project's folder)."""
     from .filemode import write_score_table
