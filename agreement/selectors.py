@@ -122,7 +122,8 @@ def report_cards(report: dict) -> list[dict]:
     cards = []
     for name, scheme in (report.get("schemes") or {}).items():
         kind = scheme.get("type", "")
-        notes = list(scheme.get("notes") or [])
+        # The card's banner already says that structured figures are not chance-corrected.
+        notes = [n for n in scheme.get("notes") or [] if "not chance-corrected" not in n]
         rows = []
         for key, (label, meaning) in MEASURES.items():
             if key not in scheme:
