@@ -424,14 +424,15 @@ class _PairSearch:
     def _tables(self) -> np.ndarray:
         top = int(self.counts.max()) + 4
         c = np.arange(top + 1, dtype=np.int64)
-        # Squares make counts even; the extra term makes a count two over the optimum
-        # weigh more than several pairs one over, so the extremes go first.
         if self.coverage:
             # Coverage first: an uncovered pair outweighs any unevenness a swap can add.
             cost = c**2
             cost[0] += 50 * self.rows.shape[1] ** 2
         else:
-            cost = c**2 + 10 * np.maximum(c - self.q - 1, 0) ** 2
+            # Squares make counts even; the extra terms make a count one over the optimum
+            # weigh more, and two over weigh more than any swap can add elsewhere.
+            over = np.maximum(c - self.q - 1, 0)
+            cost = c**2 + 10 * over**2 + 1000 * np.maximum(over - 1, 0) ** 2
         self.inc = np.zeros(top + 1, dtype=np.int64)
         self.inc[:-1] = cost[1:] - cost[:-1]
         self.dec = np.zeros(top + 1, dtype=np.int64)
@@ -477,6 +478,15 @@ class _PairSearch:
                     continue
             self._swap(int(a[k]), int(b[k]), int(p[k]))
             cost += int(delta[k])
+        # A last random step may have left a count two over the optimum: mend those.
+        for _ in range(20 * len(self.hotter)):
+            if not len(self.hotter):
+                break
+            a, b, p, delta = self._break_moves(self.hotter.choice(rng))
+            k = int(np.argmin(delta))
+            if delta[k] < 0:
+                self._swap(int(a[k]), int(b[k]), int(p[k]))
+                cost += int(delta[k])
         self.cost = cost
 
     def _break_moves(self, code: int):
