@@ -3,6 +3,10 @@ and building judgment arrays from its records."""
 
 import io
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -210,3 +214,14 @@ def test_item_ids_repeated_across_instances_aggregate_to_one_index():
     judgments = build_judgments(records, INDEX, "fluency")
     assert judgments.best_items.tolist() == [0, 0]
     assert judgments.n_tuples == 2
+
+
+def test_the_scoring_core_and_the_interchange_module_import_no_django():
+    code = (
+        "import sys; import bws.core.judgments, bws.core.scoring, bws.core.bootstrap, "
+        "bws.core.reliability, bws.core.convergence, projects.interchange; "
+        "sys.exit(any(name.split('.')[0] == 'django' for name in sys.modules))"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    root = Path(__file__).resolve().parents[2]
+    assert subprocess.run([sys.executable, "-c", code], cwd=root, env=env).returncode == 0
