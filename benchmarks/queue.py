@@ -1,6 +1,6 @@
 """Queue benchmark: gunicorn on PostgreSQL, simulated annotators through the REST API.
 
-    python benchmarks/queue.py [--tuples 10000 100000] [--duration 60] [--workers 4]
+    python benchmarks/queue.py [--tuples 10000 100000] [--duration 60] [--workers 2 --threads 8]
 
 For each project size (BWS tuples, T = 4, r = 8, so N = tuples / 2 items, and
 num_annotators_per_item: 2) the script drops and recreates the bench database, migrates,
@@ -22,6 +22,7 @@ gunicorn and PostgreSQL, since all three share the machine's cores. Figures, not
 assertions; the exit code is 1 only when an invariant is broken or requests fail.
 """
 
+# ruff: noqa: E402  (sys.path is fixed before the imports; see below)
 from __future__ import annotations
 
 import os
@@ -279,7 +280,21 @@ class CpuMeter:
             "loadgen": (b["load"] - a["load"]) / wall,
             "machine": (b["busy"] - a["busy"]) / wall,
             "cores": (b["total"] - a["total"]) / wall,
-        }
+        } | {"other": 0.0}
+
+    @staticmethod
+    def with_other(cpu: dict) -> dict:
+        """Add what the rest of the machine used meanwhile (other people's jobs)."""
+        mine = cpu["web"] + cpu["pg"] + cpu["loadgen"]
+        return cpu | {"other": max(0.0, cpu["machine"] - mine)}
+
+    @staticmethod
+    def per_pair(cpu: dict, pairs_per_s: float) -> float:
+        """CPU milliseconds (gunicorn + PostgreSQL + load generator) per next+submit pair:
+        less sensitive than rates to other jobs on the machine."""
+        if not pairs_per_s:
+            return float("nan")
+        return (cpu["web"] + cpu["pg"] + cpu["loadgen"]) / pairs_per_s * 1000
 
 
 # ---------------------------------------------------------------- simulated annotators
@@ -339,8 +354,9 @@ class Tally:
     units: dict = field(default_factory=dict)  # username -> list of unit ids answered
 
 
-def annotator_loop(client: Client, tally: Tally, lock, think: float, start_at: float,
-                   deadline: float, record: bool) -> None:
+def annotator_loop(
+    client: Client, tally: Tally, lock, think: float, start_at: float, deadline: float, record: bool
+) -> None:
     rng = random.Random(client.username)
     next_ms, submit_ms, mine = [], [], []
     created = no_work = pairs = 0
@@ -465,14 +481,17 @@ def check_invariants(args, all_units: dict) -> tuple[list[str], dict]:
     """Broken invariants (empty when all hold) and the totals they were checked on."""
     broken = []
     with psycopg.connect(pg_url(args, args.db)) as conn:
-        project = conn.execute("SELECT id FROM projects_project WHERE slug = %s", [SLUG]).fetchone()[0]
+        project = conn.execute(
+            "SELECT id FROM projects_project WHERE slug = %s", [SLUG]
+        ).fetchone()[0]
         for name, sql in INVARIANTS.items():
             count = conn.execute(sql, {"p": project, "cap": CAP}).fetchone()[0]
             if count:
                 broken.append(f"{name}: {count}")
         annotations, completed_units = conn.execute(
             "SELECT (SELECT count(*) FROM projects_annotation WHERE project_id = %(p)s),"
-            " (SELECT count(*) FROM projects_unit WHERE project_id = %(p)s AND completed = %(cap)s)",
+            " (SELECT count(*) FROM projects_unit"
+            " WHERE project_id = %(p)s AND completed = %(cap)s)",
             {"p": project, "cap": CAP},
         ).fetchone()
     answered = sum(len(v) for v in all_units.values())
@@ -499,15 +518,28 @@ def bench_size(args, n_tuples: int) -> dict:
         config = write_project(folder, n_tuples)
         manage(env, "import_project", str(config), "--slug", SLUG)
         users = [f"u{i:02d}" for i in range(1, args.annotators + 1)]
-        manage(env, "add_members", SLUG, "--role", "annotator", "--create",
-               "--password", PASSWORD, *users)
+        manage(
+            env,
+            "add_members",
+            SLUG,
+            "--role",
+            "annotator",
+            "--create",
+            "--password",
+            PASSWORD,
+            *users,
+        )
         with psycopg.connect(pg_url(args, args.db), autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
             row["units"] = conn.execute(
                 "SELECT count(*) FROM projects_unit u JOIN projects_project p"
-                " ON p.id = u.project_id WHERE p.slug = %s", [SLUG]).fetchone()[0]
-        print(f"[{n_tuples}] database ready in {time.monotonic() - t0:.0f} s "
-              f"({row['units']} units)", flush=True)
+                " ON p.id = u.project_id WHERE p.slug = %s",
+                [SLUG],
+            ).fetchone()[0]
+        print(
+            f"[{n_tuples}] database ready in {time.monotonic() - t0:.0f} s ({row['units']} units)",
+            flush=True,
+        )
 
         server = Server(args, env)
         server.wait_ready()
@@ -521,13 +553,15 @@ def bench_size(args, n_tuples: int) -> dict:
             for user, units in tally.units.items():
                 answered.setdefault(user, []).extend(units)
 
-        for mode, think, seconds in (("a", args.think, args.duration_a),
-                                     ("b", 0.0, args.duration_b)):
+        for mode, think, seconds in (
+            ("a", args.think, args.duration_a),
+            ("b", 0.0, args.duration_b),
+        ):
             warm, _ = run_phase(clients, think, args.warmup, record=False)
             merge(warm)
             before = meter.snapshot()
             tally, elapsed = run_phase(clients, think, seconds, record=True)
-            cpu = CpuMeter.delta(before, meter.snapshot())
+            cpu = CpuMeter.with_other(CpuMeter.delta(before, meter.snapshot()))
             merge(tally)
             broken, totals = check_invariants(args, answered)
             errors = warm.errors + tally.errors
@@ -563,35 +597,53 @@ def describe(m: dict) -> str:
         f"next p50/p95/p99 {'/'.join(f'{x:.1f}' for x in m['next'])} ms; "
         f"submit {'/'.join(f'{x:.1f}' for x in m['submit'])} ms; "
         f"CPU (cores) web {cpu['web']:.2f} pg {cpu['pg']:.2f} loadgen {cpu['loadgen']:.2f} "
-        f"machine {cpu['machine']:.2f}/{cpu['cores']:.0f}; "
+        f"other {cpu['other']:.2f}, machine {cpu['machine']:.2f} of {cpu['cores']:.0f}; "
+        f"{CpuMeter.per_pair(cpu, m['pairs_per_s']):.1f} CPU ms per pair; "
         f"invariants {'OK' if not m['broken'] else 'BROKEN'} "
         f"({m['totals']['annotations']} annotations)"
     )
 
 
+def cpu_cell(cpu: dict) -> str:
+    return "/".join(f"{cpu[k]:.2f}" for k in ("web", "pg", "loadgen", "other"))
+
+
 def print_table(rows: list[dict], args) -> None:
     print()
-    print(f"# {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores; gunicorn {args.workers} workers x {args.threads} threads; "
-          f"{args.annotators} annotators; think {args.think} s in (a); "
-          f"{args.duration_a:g} s (a), {args.duration_b:g} s (b)")
-    head = ("| tuples | (a) pairs/s | next p50 | next p95 | next p99 | submit p50 | submit p95 "
-            "| submit p99 | (b) pairs/s | (b) next p95 | (b) submit p95 | CPU (b) web/pg/loadgen "
-            "| invariants |")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} cores; gunicorn {args.workers} workers x {args.threads} threads; "
+        f"{args.annotators} annotators; think {args.think} s in (a); "
+        f"{args.duration_a:g} s (a), {args.duration_b:g} s (b)"
+    )
+    head = (
+        "| tuples | (a) pairs/s | next p50 | next p95 | next p99 | submit p50 | submit p95 "
+        "| submit p99 | (b) pairs/s | (b) next p95 | (b) submit p95 | (b) CPU ms/pair "
+        "| CPU (a) web/pg/loadgen/other | CPU (b) web/pg/loadgen/other | invariants |"
+    )
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in rows:
         a, b = r["a"], r["b"]
         ok = "OK" if not (a["broken"] or b["broken"] or a["errors"] or b["errors"]) else "BROKEN"
-        cpu = b["cpu"]
         print(
             f"| {r['tuples']:,} | {a['pairs_per_s']:.1f} | {a['next'][0]:.1f} | {a['next'][1]:.1f} "
             f"| {a['next'][2]:.1f} | {a['submit'][0]:.1f} | {a['submit'][1]:.1f} "
             f"| {a['submit'][2]:.1f} | {b['pairs_per_s']:.1f} | {b['next'][1]:.1f} "
-            f"| {b['submit'][1]:.1f} | {cpu['web']:.2f}/{cpu['pg']:.2f}/{cpu['loadgen']:.2f} "
-            f"| {ok} |"
+            f"| {b['submit'][1]:.1f} | {CpuMeter.per_pair(b['cpu'], b['pairs_per_s']):.1f} "
+            f"| {cpu_cell(a['cpu'])} | {cpu_cell(b['cpu'])} | {ok} |"
         )
-    print("(latencies in ms, measured at the client; CPU in cores used on average)")
+    print(
+        "(latencies in ms, measured at the client; CPU in cores used on average: gunicorn, "
+        "PostgreSQL, this load generator, everything else on the machine; CPU ms/pair: "
+        "gunicorn + PostgreSQL + load generator per next+submit pair)"
+    )
+    busy = max(r[m]["cpu"]["other"] for r in rows for m in ("a", "b"))
+    if busy > 0.2:
+        print(
+            f"WARNING: other jobs used up to {busy:.2f} cores during the measurements; "
+            "latencies and rates are pessimistic, CPU ms/pair much less so"
+        )
 
 
 def main() -> int:
@@ -603,9 +655,10 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured seconds per mode")
     parser.add_argument("--annotators", type=int, default=50)
     parser.add_argument("--think", type=float, default=2.0)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads per worker (1: sync workers; more: gthread)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument(
+        "--threads", type=int, default=8, help="threads per worker (1: sync workers; more: gthread)"
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--db", default="annolab_bench")
     parser.add_argument("--admin-db", default="postgres")
