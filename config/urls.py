@@ -10,5 +10,6 @@ urlpatterns = [
     path("api/v1/", include("projects.api_urls")),
     path("api/v1/", include("agreement.api_urls")),
     path("projects/<slug:slug>/admin/", include("agreement.urls")),
+    path("", include("bws.urls")),
     path("", include("projects.urls")),
 ]

@@ -144,3 +144,35 @@ def test_annotator_works_three_tuples_with_the_keyboard(browser_page, live_serve
     changed = Annotation.objects.get(annotator=user, unit_id=first_unit, scheme="adequacy")
     assert changed.value["best"] == changed.unit.bws_tuple.item_ids[3]
     assert Annotation.objects.filter(annotator=user).count() == 6
+
+
+def test_bws_tab_draws_every_chart(browser_page, live_server, tmp_path):
+    import shutil
+
+    from bws import services
+    from bws.tests.test_runs import annotate
+
+    page = browser_page
+    shutil.copytree(Path(settings.BASE_DIR) / "examples" / "mt_bws", tmp_path / "mt")
+    project = import_project(config_path=tmp_path / "mt" / "config.yaml", slug="mt").project
+    annotate(project, ["overall_quality"], n_users=4, per_user=100)
+    services.execute_run(
+        services.request_run(project=project, scheme="overall_quality", bootstrap=200).pk
+    )
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/mt/bws/")
+    charts = page.locator("svg.chart-svg")
+    assert charts.count() == 3
+    for n, least in ((0, 4), (1, 1)):  # histogram and coverage: bars with a visible size
+        boxes = charts.nth(n).locator("rect.bar")
+        assert boxes.count() >= least
+        assert boxes.first.bounding_box()["height"] > 0
+    line = page.locator("svg[data-chart=convergence] polyline.line-rho")
+    assert len(line.get_attribute("points").split()) == 10
+    assert line.bounding_box()["width"] > 100
+    assert page.locator("[data-figure=split-half]").inner_text().startswith("r = ")
+    assert page.locator("table.ranked tbody tr").count() == 50
+    assert page.locator("svg.ci").count() == 50
+    page.screenshot(path=ARTIFACTS / "bws-dashboard.png", full_page=True)

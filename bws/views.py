@@ -1,0 +1,160 @@
+"""The BWS tab of the project dashboard: charts, reliability, the ranked table, re-scoring
+with another method, and score downloads. Managers and staff only."""
+
+import tempfile
+from pathlib import Path
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import F
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from projects import selectors as project_selectors
+from projects.models import Unit
+
+from . import charts, selectors, services, tasks
+from .core.scoring import METHOD_NAMES, METHODS
+from .models import ItemScore, ScoreRun
+
+
+def _managed_bws_project(request, slug):
+    project = get_object_or_404(project_selectors.visible_projects(request.user), slug=slug)
+    if not project_selectors.can_manage(request.user, project):
+        raise Http404
+    schemes = selectors.bws_scheme_names(project)
+    if not schemes:
+        raise Http404("This project has no best-worst scheme.")
+    return project, schemes
+
+
+def _chosen(request, project, schemes):
+    scheme = request.GET.get("scheme") or request.POST.get("scheme") or schemes[0]
+    if scheme not in schemes:
+        raise Http404(f"No best-worst scheme {scheme!r}.")
+    method = request.GET.get("method") or ""
+    if method and method not in METHODS:
+        raise Http404(f"No method {method!r}.")
+    return scheme, method
+
+
+@login_required
+def dashboard(request, slug):
+    project, schemes = _managed_bws_project(request, slug)
+    scheme, method = _chosen(request, project, schemes)
+    run = selectors.latest_good_run(project, scheme, method or None)
+    pending = selectors.pending_runs(project, scheme).order_by("-created_at").first()
+    failed = selectors.latest_failed_run(project, scheme)
+    units = Unit.objects.filter(project=project)
+    total_tuples = units.count()
+    annotated = units.filter(completed__gt=0).count()
+    context = {
+        "project": project,
+        "schemes": schemes,
+        "scheme": scheme,
+        "method": method
+        or (run.method if run else services.scoring_options(project, scheme)["method"]),
+        "methods": [(m, METHOD_NAMES[m]) for m in METHODS],
+        "run": run,
+        "pending": pending,
+        "failed": failed,
+        "progress": project_selectors.Progress(done=annotated, total=total_tuples),
+        "recent_runs": ScoreRun.objects.filter(project=project, scheme=scheme)[:8],
+        "run_method_name": METHOD_NAMES.get(run.method, run.method) if run else "",
+        "reliability_width": round(
+            300 * min(max((run.reliability or {}).get("mean") or 0, 0), 1) if run else 0, 1
+        ),
+    }
+    if run is not None and run.n_judgments:
+        scores = list(
+            ItemScore.objects.filter(run=run).values_list(
+                "score", "ci_low", "ci_high", "appearances"
+            )
+        )
+        values = [s for s, *_ in scores if s is not None]
+        lows = [lo for _, lo, _, _ in scores if lo is not None] or values
+        highs = [hi for _, _, hi, _ in scores if hi is not None] or values
+        lo, hi = min(lows), max(highs)
+        page = Paginator(
+            ItemScore.objects.filter(run=run).order_by(
+                F("rank").asc(nulls_last=True), "item_index"
+            ),
+            50,
+        ).get_page(request.GET.get("page"))
+        texts = dict(
+            project.items.filter(item_id__in=[i.item_id for i in page]).values_list(
+                "item_id", "text"
+            )
+        )
+        context.update(
+            {
+                "histogram": charts.histogram(values),
+                "coverage": charts.coverage([a for *_, a in scores]),
+                "convergence": charts.convergence(run.convergence or []),
+                "page": page,
+                "rows": [
+                    {
+                        "item": item,
+                        "text": texts.get(item.item_id, ""),
+                        "bar": charts.interval_bar(item.score, item.ci_low, item.ci_high, lo, hi),
+                    }
+                    for item in page
+                ],
+                "range": (lo, hi),
+            }
+        )
+    return render(request, "bws/dashboard.html", context)
+
+
+@login_required
+@require_POST
+def rescore(request, slug):
+    project, schemes = _managed_bws_project(request, slug)
+    scheme = request.POST.get("scheme") or schemes[0]
+    method = request.POST.get("method") or None
+    if scheme not in schemes:
+        raise Http404
+    try:
+        run = services.request_run(
+            project=project, scheme=scheme, method=method, trigger=ScoreRun.Trigger.MANUAL
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect(_dashboard_url(project, scheme))
+    if services.send_task(tasks.score_run_task, run.pk):
+        messages.success(
+            request, f"Scoring {scheme} with {METHOD_NAMES[run.method]}: this page updates itself."
+        )
+    else:
+        messages.error(
+            request, "The task queue is not reachable; the run will start when it is back."
+        )
+    return redirect(_dashboard_url(project, scheme, run.method))
+
+
+def _dashboard_url(project, scheme, method=None) -> str:
+    query = {"scheme": scheme, **({"method": method} if method else {})}
+    return f"{reverse('bws-dashboard', args=[project.slug])}?{urlencode(query)}"
+
+
+@login_required
+def download(request, slug):
+    project, schemes = _managed_bws_project(request, slug)
+    scheme, method = _chosen(request, project, schemes)
+    run = selectors.latest_good_run(project, scheme, method or None)
+    if run is None:
+        raise Http404("No scores yet.")
+    fmt = "csv" if request.GET.get("format") == "csv" else "tsv"
+    with tempfile.TemporaryDirectory() as folder:
+        path = services.write_run_table(run, Path(folder) / f"scores.{fmt}")
+        body = path.read_bytes()
+    response = HttpResponse(
+        body, content_type="text/csv" if fmt == "csv" else "text/tab-separated-values"
+    )
+    name = f"{project.slug}-{scheme}-{run.method}.{fmt}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
