@@ -634,9 +634,6 @@ class _SparseCounts:
     def __init__(self, codes: np.ndarray):
         self.sorted = np.sort(codes.ravel())
         self.delta: dict[int, int] = {}
-        self._keys = np.empty(0, dtype=np.int64)
-        self._vals = np.empty(0, dtype=np.int64)
-        self._dirty = False
 
     def repeated(self) -> np.ndarray:
         s = self.sorted
@@ -646,20 +643,13 @@ class _SparseCounts:
         s = self.sorted
         out = np.searchsorted(s, codes, "right") - np.searchsorted(s, codes, "left")
         if self.delta:
-            if self._dirty:
-                self._keys = np.fromiter(self.delta.keys(), dtype=np.int64)
-                self._vals = np.fromiter(self.delta.values(), dtype=np.int64)
-                order = np.argsort(self._keys)
-                self._keys, self._vals = self._keys[order], self._vals[order]
-                self._dirty = False
-            at = np.minimum(np.searchsorted(self._keys, codes), self._keys.size - 1)
-            out = out + np.where(self._keys[at] == codes, self._vals[at], 0)
+            get = self.delta.get
+            out += np.array([get(c, 0) for c in codes.ravel().tolist()]).reshape(codes.shape)
         return out
 
     def change(self, codes: np.ndarray, by: int) -> None:
         for code in codes.tolist():
             self.delta[code] = self.delta.get(code, 0) + by
-        self._dirty = True
 
 
 def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> None:
