@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("projects.api_urls")),
     path("api/v1/", include("agreement.api_urls")),
+    path("api/v1/", include("bws.api_urls")),
     path("projects/<slug:slug>/admin/", include("agreement.urls")),
     path("", include("bws.urls")),
     path("", include("projects.urls")),

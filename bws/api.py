@@ -1,0 +1,124 @@
+"""REST views of scores: the latest good run with its items, re-scoring, polling a run."""
+
+from django.db.models import F
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from projects import selectors as project_selectors
+
+from . import selectors, services, tasks
+from .core.scoring import METHODS
+from .models import ItemScore, ScoreRun
+
+
+def managed_project(request, slug):
+    """The project if the caller manages it; 404 otherwise (never 403)."""
+    project = get_object_or_404(project_selectors.visible_projects(request.user), slug=slug)
+    if not project_selectors.can_manage(request.user, project):
+        raise NotFound()
+    return project
+
+
+class RunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ScoreRun
+        fields = [
+            "id",
+            "scheme",
+            "method",
+            "parameters",
+            "trigger",
+            "status",
+            "error",
+            "attempts",
+            "n_judgments",
+            "n_annotators",
+            "n_tuples_annotated",
+            "reliability",
+            "convergence",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+
+class ItemScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ItemScore
+        fields = ["item_id", "score", "ci_low", "ci_high", "best", "worst", "appearances", "rank"]
+
+
+class ScoresOutputSerializer(RunSerializer):
+    items = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = RunSerializer.Meta.fields + ["items"]
+
+    def get_items(self, run) -> list[dict]:
+        items = ItemScore.objects.filter(run=run).order_by(
+            F("rank").asc(nulls_last=True), "item_index"
+        )
+        return ItemScoreSerializer(items, many=True).data
+
+
+class RescoreInputSerializer(serializers.Serializer):
+    scheme = serializers.CharField()
+    method = serializers.ChoiceField(choices=list(METHODS), required=False)
+    bootstrap = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
+
+
+class ScoresApi(APIView):
+    """GET: the latest good run of a scheme (and method) with its items. POST: re-score."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("scheme", str, description="BWS scheme (default: the first)"),
+            OpenApiParameter("method", str, enum=list(METHODS)),
+        ],
+        responses={200: ScoresOutputSerializer},
+    )
+    def get(self, request, slug):
+        project = managed_project(request, slug)
+        schemes = selectors.bws_scheme_names(project)
+        scheme = request.query_params.get("scheme") or (schemes[0] if schemes else "")
+        if scheme not in schemes:
+            raise ValidationError({"scheme": [f"no best-worst scheme {scheme!r}"]})
+        method = request.query_params.get("method") or None
+        if method and method not in METHODS:
+            raise ValidationError({"method": [f"choose one of {', '.join(METHODS)}"]})
+        run = selectors.latest_good_run(project, scheme, method)
+        if run is None:
+            raise NotFound("no scores yet for this scheme and method")
+        return Response(ScoresOutputSerializer(run).data)
+
+    @extend_schema(request=RescoreInputSerializer, responses={202: RunSerializer})
+    def post(self, request, slug):
+        project = managed_project(request, slug)
+        data = RescoreInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        scheme = data.validated_data["scheme"]
+        if scheme not in selectors.bws_scheme_names(project):
+            raise ValidationError({"scheme": [f"no best-worst scheme {scheme!r}"]})
+        run = services.request_run(
+            project=project,
+            scheme=scheme,
+            method=data.validated_data.get("method"),
+            bootstrap=data.validated_data.get("bootstrap"),
+            trigger=ScoreRun.Trigger.MANUAL,
+        )
+        services.send_task(tasks.score_run_task, run.pk)
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunApi(APIView):
+    """One run, to poll until its status is ok or failed."""
+
+    @extend_schema(responses={200: RunSerializer})
+    def get(self, request, slug, run_id):
+        project = managed_project(request, slug)
+        run = get_object_or_404(ScoreRun, project=project, pk=run_id)
+        return Response(RunSerializer(run).data)
