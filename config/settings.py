@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "projects",
     "bws",
     "agreement",
@@ -203,6 +204,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, annotation queue, BWS scores and agreement reports.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The docs pages' scripts come from the sidecar package, served by the site itself.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 SESSION_COOKIE_HTTPONLY = True

@@ -173,3 +173,9 @@ def test_schema_documents_the_annotator_endpoints(client):
         "/api/v1/projects/{slug}/annotations/",
     ):
         assert path in schema
+
+
+def test_api_docs_page_loads_nothing_from_the_internet(client):
+    html = client.get("/api/docs/").content.decode()
+    assert "redoc" in html.lower()
+    assert "http://" not in html and "https://" not in html.replace("https://github", "")
