@@ -2,6 +2,9 @@
 
 import csv
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -264,3 +267,29 @@ def test_no_annotations_yet_is_a_clear_error(tmp_path, capsys):
         path.unlink()
     err = fail(capsys, ["score", "--config", str(config)])
     assert "no judgments for scheme 'fluency'" in err
+
+
+def run_module(*args):
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [sys.executable, "-m", "bws", *args], cwd=root, capture_output=True, text=True
+    )
+
+
+def test_python_m_bws_runs_score_and_stats(tmp_path):
+    config, ids, _ = make_study(tmp_path)
+    out = tmp_path / "scores.csv"
+    done = run_module(
+        "score", "--config", str(config), "--method", "counting", "--output", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(read_table(out, delimiter=",")) == len(ids)
+    done = run_module("stats", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("BWS Statistics\n==============\nSchema: fluency\n")
+    path = tmp_path / "annotation_output" / "user_1.jsonl"
+    path.write_text(path.read_text() + "{oops\n")
+    done = run_module("score", "--config", str(config))
+    assert done.returncode == 2
+    assert "annotation_output/user_1.jsonl:81: not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
