@@ -438,11 +438,18 @@ def schedule_dirty_projects() -> int:
             count += 1
         else:
             ScoringState.objects.filter(pk=state.pk).update(scheduled_at=None)
+    from .tasks import score_run_task
+
     # runs queued while the broker was down never reached a worker: queue them again
     for run in ScoreRun.objects.filter(
         status=ScoreRun.Status.QUEUED, created_at__lt=stale
     ).values_list("pk", flat=True):
-        from .tasks import score_run_task
-
         send_task(score_run_task, run)
+    # a run whose worker died mid-way: say so (the last good run stays the one shown)
+    lost = timezone.now() - timedelta(seconds=settings.SCORING_RUN_TIMEOUT)
+    ScoreRun.objects.filter(status=ScoreRun.Status.RUNNING, started_at__lt=lost).update(
+        status=ScoreRun.Status.FAILED,
+        error="the worker stopped during this run (no result after the run timeout)",
+        finished_at=timezone.now(),
+    )
     return count

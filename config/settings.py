@@ -186,6 +186,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
 SCORING_SESSION_GAP = float(os.environ.get("SCORING_SESSION_GAP", "20"))
 # A recomputation queued this long ago without running is queued again.
 SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "300"))
+# A run still "running" after this many seconds lost its worker and is marked failed.
+SCORING_RUN_TIMEOUT = float(os.environ.get("SCORING_RUN_TIMEOUT", "3600"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

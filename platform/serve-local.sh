@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT="${PORT:-8000}"
-celery -A config worker --loglevel=INFO --concurrency=1 --hostname="local@%h" &
+celery -A config worker --beat --loglevel=INFO --concurrency=1 --hostname="local@%h" &
 WORKER=$!
 trap 'kill "$WORKER" 2>/dev/null || true; wait "$WORKER" 2>/dev/null || true' EXIT INT TERM
 echo "Annolab: http://127.0.0.1:${PORT}/  (worker pid $WORKER; Ctrl-C stops both)"
