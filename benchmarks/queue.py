@@ -114,10 +114,24 @@ user_config:
     return config
 
 
+CODE = ROOT  # where manage.py and the app run from: the working tree, or a snapshot of HEAD
+
+
+def snapshot_head() -> Path:
+    """Export the committed tree (HEAD) to a temp dir, so edits in progress in the working
+    tree (say, a model changed before its migration) do not leak into the figures."""
+    folder = Path(tempfile.mkdtemp(prefix="queue-bench-code-"))
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
 def manage(env: dict, *argv: str) -> str:
     done = subprocess.run(
         [str(PYTHON), "manage.py", *argv],
-        cwd=ROOT,
+        cwd=CODE,
         env=env,
         capture_output=True,
         text=True,
@@ -163,7 +177,7 @@ class Server:
                 "--log-level",
                 "warning",
             ],
-            cwd=ROOT,
+            cwd=CODE,
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -223,7 +237,9 @@ def proc_cpu(pid: int) -> float:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+    # utime + stime + cutime + cstime: reaped children (a gunicorn worker recycled after
+    # max_requests, a PostgreSQL backend that exited) stay counted in their parent.
+    return sum(int(x) for x in fields[11:15]) / CLK_TCK
 
 
 def postgres_pids() -> list[int]:
@@ -247,9 +263,7 @@ def machine_busy() -> tuple[float, float]:
 
 
 class CpuMeter:
-    """CPU seconds spent by gunicorn, PostgreSQL and this process over an interval.
-    (Postgres backends that exit during the interval are missed; with persistent
-    connections they live for the whole run.)"""
+    """CPU seconds spent by gunicorn, PostgreSQL and this process over an interval."""
 
     def __init__(self, server: Server):
         self.server = server
@@ -614,7 +628,7 @@ def print_table(rows: list[dict], args) -> None:
         f"# {platform.python_implementation()} {platform.python_version()}, "
         f"{os.cpu_count()} cores; gunicorn {args.workers} workers x {args.threads} threads; "
         f"{args.annotators} annotators; think {args.think} s in (a); "
-        f"{args.duration_a:g} s (a), {args.duration_b:g} s (b)"
+        f"{args.duration_a:g} s (a), {args.duration_b:g} s (b); code: {args.code}"
     )
     head = (
         "| tuples | (a) pairs/s | next p50 | next p95 | next p99 | submit p50 | submit p95 "
@@ -666,12 +680,29 @@ def main() -> int:
     parser.add_argument("--pg-port", default="5432")
     parser.add_argument("--pg-user", default="postgres")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--code",
+        choices=["tree", "head"],
+        default="tree",
+        help="run the working tree, or a snapshot of the last commit (git archive HEAD)",
+    )
     args = parser.parse_args()
+    global CODE
+    if args.code == "head":
+        CODE = snapshot_head()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        print(f"code: snapshot of HEAD {head} in {CODE}", flush=True)
     if args.duration is not None:
         args.duration_a = args.duration_b = args.duration
     rows = []
-    for n in args.tuples:
-        rows.append(bench_size(args, n))
+    try:
+        for n in args.tuples:
+            rows.append(bench_size(args, n))
+    finally:
+        if CODE != ROOT:
+            shutil.rmtree(CODE, ignore_errors=True)
     print_table(rows, args)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
