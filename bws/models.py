@@ -106,6 +106,9 @@ class ScoringState(models.Model):
     last_answer_at = models.DateTimeField(null=True, blank=True)
     dirty = models.BooleanField(default=False)
     scheduled_at = models.DateTimeField(null=True, blank=True)
+    broker_failed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last time the task queue could not be reached."
+    )
 
     def __str__(self) -> str:
         return f"{self.project}: dirty={self.dirty}"

@@ -348,6 +348,7 @@ def _write_output_file(run: ScoreRun, result: _Computed) -> None:
 # --------------------------------------------------------------------------- triggers
 
 log = logging.getLogger(__name__)
+BROKER_RETRY = 30
 
 
 def send_task(task, *args, countdown: float = 0, **kwargs) -> bool:
@@ -374,18 +375,21 @@ def note_answers(project_id: int) -> None:
             project_id=project_id, defaults={"last_answer_at": now, "dirty": True}
         )
     stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
+    # After a broker failure, submits try again at most every BROKER_RETRY seconds, so
+    # annotators do not each wait for the broker's timeout while it is down.
+    quiet = now - timedelta(seconds=BROKER_RETRY)
     claimed = (
         ScoringState.objects.filter(project_id=project_id)
         .filter(Q(scheduled_at__isnull=True) | Q(scheduled_at__lt=stale))
+        .filter(Q(broker_failed_at__isnull=True) | Q(broker_failed_at__lt=quiet))
         .update(scheduled_at=now)
     )
     if claimed and not send_task(
         recompute_project_task, project_id, countdown=settings.SCORING_SESSION_GAP
     ):
-        # Broker down: try again in about 30 s (from a submit or the catch-up), not on
-        # every submit, so annotators do not each wait for the broker's timeout.
-        retry_at = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE - 30)
-        ScoringState.objects.filter(project_id=project_id).update(scheduled_at=retry_at)
+        ScoringState.objects.filter(project_id=project_id).update(
+            scheduled_at=None, broker_failed_at=now
+        )
 
 
 def end_session(user) -> None:

@@ -20,7 +20,7 @@ from .models import ScoreRun, ScoringState
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="bws.design_summary")
+@shared_task(name="bws.design_summary", ignore_result=False)
 def design_summary_task(n_items: int, tuple_size: int, appearances: int, seed: int = 42) -> dict:
     """Design tuples in a worker and return their summary (used to check workers end to end)."""
     tuples = balanced_tuples(n_items, tuple_size, appearances, seed=seed)

@@ -150,6 +150,7 @@ if REDIS_URL:
     CELERY_REDIS_SOCKET_TIMEOUT = 2
     CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
     CELERY_BROKER_CONNECTION_TIMEOUT = 2
+    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": {"max_retries": 1}}
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -174,6 +175,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
+# Results live in the database (ScoreRun, AgreementReport); a task that returns something a
+# caller waits for says so itself. Without result subscriptions, queuing never waits on Redis.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

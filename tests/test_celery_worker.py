@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CELERY = str(Path(sys.executable).with_name("celery"))
 
 CLIENT = """
+import django
+django.setup()
 from config.celery import app
 from bws.tasks import design_summary_task
 result = design_summary_task.delay(400, 4, 8, 7)
@@ -101,6 +103,8 @@ def test_without_a_worker_the_embedded_broker_queues_instead_of_running_inline(t
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env["CELERY_DATA_DIR"] = str(tmp_path / "celery")
     script = (
+        "import django\n"
+        "django.setup()\n"
         "from config.celery import app\n"
         "assert not app.conf.task_always_eager\n"
         "from bws.tasks import design_summary_task\n"

@@ -214,8 +214,10 @@ def balanced_design(
         rows = _build_rows(n, size, requested, rng)
         if n <= DENSE_MAX_ITEMS:
             _PairSearch(rows, n, rng, coverage=False).run()
-        else:
-            _repair_sparse(rows, n, rng)
+        elif not _repair_sparse(rows, n, rng):
+            left = design_summary(rows, n).repeated_pairs
+            if left:
+                notes.append(f"{left:,} pairs meet more than once (the design is dense)")
         partners = (r + (1 if requested * size > n * r else 0)) * (size - 1)
         if partners > n - 1:
             notes.append(
@@ -652,12 +654,15 @@ class _SparseCounts:
             self.delta[code] = self.delta.get(code, 0) + by
 
 
-def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> None:
+def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> bool:
     """Remove repeated items and pairs from a large design by swaps within columns.
 
     Only swaps whose new pairs are all unused are made, so no fix creates a new repeat.
+    Returns whether the design is clean; a design too dense for this keeps some repeated
+    pairs (never an item twice in a tuple).
     """
     m, size = rows.shape
+    clean = False
     for _ in range(4):
         codes = _pair_codes(rows, n)
         counts = _SparseCounts(codes)
@@ -677,12 +682,22 @@ def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> None:
             bad.append(found % m)
         bad = np.unique(np.concatenate(bad))
         if bad.size == 0:
-            return
-        stuck = False
+            clean = True
+            break
+        fixed = failed = 0
         for a in rng.permutation(bad):
-            stuck |= not _repair_row(rows, int(a), n, counts, rng)
-        if not stuck:
-            return
+            if _repair_row(rows, int(a), n, counts, rng):
+                fixed += 1
+            else:
+                failed += 1
+                if failed > 1000 and failed > fixed:
+                    break  # too dense for unused pairs: stop rather than search on
+        if not failed:
+            clean = True
+            break
+    if not clean and _row_duplicates(rows).any():
+        _fix_duplicates(rows, rng)
+    return clean
 
 
 def _pair_codes(rows: np.ndarray, n: int) -> np.ndarray:
