@@ -285,7 +285,9 @@ class CpuMeter:
     @staticmethod
     def delta(a: dict, b: dict) -> dict:
         def group(key):
-            return sum(v - a[key].get(pid, 0.0) for pid, v in b[key].items())
+            # Whole-group totals: a process gone by b had its CPU moved into its parent's
+            # cutime (the gunicorn master, the postmaster), which is in the group too.
+            return sum(b[key].values()) - sum(a[key].values())
 
         wall = b["wall"] - a["wall"]
         return {
