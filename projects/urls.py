@@ -7,6 +7,7 @@ urlpatterns = [
     path("projects/new/", views.project_create, name="project-create"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/members/", views.project_members, name="project-members"),
+    path("projects/<slug:slug>/export/", views.project_export, name="project-export"),
     path("projects/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("projects/<slug:slug>/annotate/<int:unit_id>/", views.annotate_unit, name="annotate-unit"),
     path("labs/<slug:slug>/", views.lab_detail, name="lab-detail"),

@@ -1,18 +1,21 @@
 """Server-rendered pages: home, project pages for managers, project upload, lab people."""
 
+import tempfile
 import uuid
+from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from bws.models import BwsTuple
 
 from . import selectors, services
+from .annotation_files import write_export
 from .answer_forms import answers_from_post
 from .answers import SubmitRefused, submit_answers
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
@@ -292,3 +295,22 @@ def annotate_unit(request, slug, unit_id):
     except SubmitRefused as exc:
         messages.error(request, str(exc))
     return redirect("annotate", slug=slug)
+
+
+@login_required
+def project_export(request, slug):
+    """Download every answer in the interchange format (JSON Lines, CSV or TSV)."""
+    project = _visible_project_or_404(request, slug)
+    if not selectors.can_manage(request.user, project):
+        raise Http404
+    fmt = request.GET.get("format", "jsonl")
+    if fmt not in ("jsonl", "csv", "tsv"):
+        raise Http404("Unknown format.")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{project.slug}-annotations.{fmt}"
+        write_export(project, path, fmt)
+        body = path.read_bytes()
+    types = {"jsonl": "application/jsonl", "csv": "text/csv", "tsv": "text/tab-separated-values"}
+    response = HttpResponse(body, content_type=types[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{path.name}"'
+    return response

@@ -245,3 +245,19 @@ def test_every_model_is_in_django_admin(admin_client):
         for model in apps.get_app_config(app).get_models():
             assert admin.site.is_registered(model), model
     assert admin_client.get("/admin/projects/project/").status_code == 200
+
+
+def test_manager_downloads_answers_annotators_cannot(client, project):
+    manager = UserFactory(username="mgr")
+    MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
+    annotator = UserFactory(username="ann")
+    MembershipFactory(user=annotator, project=project)
+    answer_next(project, annotator)
+    client.force_login(manager)
+    page = client.get(reverse("project-detail", args=["mt"])).content.decode()
+    assert "Agreement report" in page and "?format=jsonl" in page
+    body = client.get(reverse("project-export", args=["mt"]), {"format": "jsonl"})
+    assert body["Content-Disposition"].endswith('annotations.jsonl"')
+    assert b'"annotator": "ann"' in body.content
+    client.force_login(annotator)
+    assert client.get(reverse("project-export", args=["mt"])).status_code == 404
