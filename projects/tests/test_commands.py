@@ -97,3 +97,18 @@ def test_add_members_marks_model_judges():
     mark_model_judge(user=profile.user, is_model=False)
     profile.refresh_from_db()
     assert not profile.is_model
+
+
+def test_load_demo_builds_scored_projects_and_is_safe_to_rerun():
+    from bws.models import ScoreRun
+
+    out, _ = run("load_demo")
+    assert "anna / annolab-anna" in out and "450 simulated judgments scored" in out
+    runs = ScoreRun.objects.filter(project__slug="mt-ranking", status="ok")
+    assert sorted(runs.values_list("scheme", flat=True)) == ["adequacy", "fluency"]
+    assert all(r.n_judgments == 450 and r.reliability for r in runs)
+    top = runs.get(scheme="fluency").item_scores.order_by("rank").first()
+    assert top.item_id.startswith("mt_")
+    run("load_demo")
+    assert Project.objects.filter(slug__in=["mt-ranking", "agreement-demo"]).count() == 2
+    assert ScoreRun.objects.count() == 2

@@ -34,6 +34,53 @@ AGREEMENT_DEMO = (
 DEMO_JUDGE = "judge-gpt"
 
 
+SIMULATED_RATERS = ["rater1", "rater2", "rater3"]
+SYSTEM_QUALITY = {"sys_a": 1.2, "sys_b": 0.6, "sys_c": 0.0, "sys_d": -0.6, "sys_e": -1.2}
+
+
+def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
+    """Answers from simulated raters (inactive accounts) drawn from the MaxDiff model, so the
+    demo's BWS tab has scores to show; then score every scheme once."""
+    import numpy as np
+
+    from bws import services as bws_services
+    from projects.answers import submit_answers
+    from projects.queue import next_unit
+
+    rng = np.random.default_rng(seed)
+    User = get_user_model()
+    quality = {
+        item.item_id: SYSTEM_QUALITY.get(item.data.get("system"), 0.0) + rng.normal(0, 0.5)
+        for item in project.items.all()
+    }
+    schemes = [s["name"] for s in project.schemes if s.get("type") == "bws"]
+    count = 0
+    for name in SIMULATED_RATERS:
+        user, created = User.objects.get_or_create(username=name, defaults={"is_active": False})
+        if created:
+            user.set_unusable_password()
+            user.save()
+        for _ in range(per_rater):
+            unit = next_unit(project=project, user=user)
+            if unit is None:
+                break
+            ids = list(unit.bws_tuple.item_ids)
+            answers = {}
+            for scheme in schemes:
+                # MaxDiff: best by softmax(u) over the tuple, worst by softmax(-u) of the rest
+                q = np.array([quality[i] for i in ids])
+                best = int(np.argmax(q + rng.gumbel(size=len(ids))))
+                rest = [k for k in range(len(ids)) if k != best]
+                worst = rest[int(np.argmax(-q[rest] + rng.gumbel(size=len(rest))))]
+                answers[scheme] = {"best": ids[best], "worst": ids[worst]}
+            submit_answers(project=project, user=user, unit_id=unit.pk, answers=answers)
+            count += 1
+    for scheme in schemes:
+        run = bws_services.request_run(project=project, scheme=scheme)
+        bws_services.execute_run(run.pk)
+    return count
+
+
 class Command(BaseCommand):
     help = "Create the demo lab, its users and projects (safe to run again)."
 
@@ -63,8 +110,10 @@ class Command(BaseCommand):
             add_project_members(
                 project=result.project, usernames=["anna", "ben"], role=Membership.Role.ANNOTATOR
             )
+            n = simulate_bws_answers(result.project)
             self.stdout.write(
-                f"demo project {slug}: {result.n_items} items, {result.n_tuples} tuples"
+                f"demo project {slug}: {result.n_items} items, {result.n_tuples} tuples, "
+                f"{n} simulated judgments scored"
             )
         self.load_agreement_demo(lab, users["admin"])
         self.stdout.write("Demo accounts (username / password):")
