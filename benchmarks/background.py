@@ -155,10 +155,11 @@ def start_redis(port: int, folder: Path) -> Child:
     raise RuntimeError("redis-server did not answer within 20 s")
 
 
-def start_worker(env: dict) -> Child:
+def start_worker(env: dict, nice: int = 0) -> Child:
     return Child(
         "worker",
-        [
+        (["nice", "-n", str(nice)] if nice else [])
+        + [
             str(CELERY),
             "-A",
             "config",
@@ -233,8 +234,8 @@ def set_method(args, method: str) -> None:
 
 
 RUN_COLUMNS = (
-    "id, method, status, trigger, n_judgments, extract(epoch from created_at),"
-    " extract(epoch from started_at), extract(epoch from finished_at)"
+    "r.id, r.method, r.status, r.trigger, r.n_judgments, extract(epoch from r.created_at),"
+    " extract(epoch from r.started_at), extract(epoch from r.finished_at)"
 )
 
 
@@ -405,6 +406,10 @@ def run_controller(manager, schedule, stop_at, log):
             return
 
 
+def cpu_wall(snapshot: dict) -> float:
+    return max(time.monotonic() - snapshot["wall"], 1e-9)
+
+
 def block_bootstrap_ratio(busy, idle, q=95, resamples=1000, seed=0):
     """Interval of p_q(busy) / p_q(idle), resampling 1-second blocks of submits."""
     rng = np.random.default_rng(seed)
@@ -424,7 +429,21 @@ def block_bootstrap_ratio(busy, idle, q=95, resamples=1000, seed=0):
     return float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))
 
 
-def measure_latency(args, conn, clients, manager, worker_pid) -> dict:
+def group_cpu(pid: int) -> float:
+    """CPU seconds of a process and its children (a Celery prefork master and its child)."""
+    pids = [pid]
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                pids.append(int(entry.name))
+    return sum(qb.proc_cpu(p) for p in pids)
+
+
+def measure_latency(args, conn, clients, manager, worker_pid, server) -> dict:
     out, lock = {"submits": [], "errors": []}, threading.Lock()
     begin = time.monotonic() + 0.2
     deadline = begin + args.duration
@@ -443,16 +462,20 @@ def measure_latency(args, conn, clients, manager, worker_pid) -> dict:
         args=(manager, (args.idle, ["bradley_terry", "plackett_luce"]), deadline - 5, log),
         daemon=True,
     )
-    cpu0 = qb.proc_cpu(worker_pid)
-    busy0, total0 = qb.machine_busy()
+    meter = qb.CpuMeter(server)
+    before = meter.snapshot()
+    cpu0 = group_cpu(worker_pid)
     for t in threads:
         t.start()
     controller.start()
     for t in threads:
         t.join(timeout=args.duration + 120)
     controller.join(timeout=360)
-    busy1, total1 = qb.machine_busy()
-    worker_cpu = qb.proc_cpu(worker_pid) - cpu0
+    worker_cpu = group_cpu(worker_pid) - cpu0
+    cpu = qb.CpuMeter.delta(before, meter.snapshot())
+    cpu["worker"] = worker_cpu / cpu_wall(before)
+    mine = cpu["web"] + cpu["pg"] + cpu["loadgen"] + cpu["worker"]
+    cpu["other"] = max(0.0, cpu["machine"] - mine)
     spans = [
         (r["started"], r["finished"], r["method"])
         for r in runs(conn, wall_begin - 1)
@@ -475,7 +498,7 @@ def measure_latency(args, conn, clients, manager, worker_pid) -> dict:
         "runs": [(m, round(f - s, 1)) for s, f, m in spans],
         "run_seconds": run_seconds,
         "worker_cores_in_runs": worker_cpu / run_seconds if run_seconds else float("nan"),
-        "machine_cores": (busy1 - busy0) / ((total1 - total0) / os.cpu_count()),
+        "cpu": cpu,
     }
     for name, sample in (("busy", busy), ("idle", idle)):
         values = [ms for _, ms in sample]
@@ -517,6 +540,9 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=240.0, help="seconds of part (2)")
     parser.add_argument("--warmup", type=float, default=10.0, help="unmeasured seconds of (2)")
     parser.add_argument("--idle", type=float, default=20.0, help="quiet seconds between runs")
+    parser.add_argument(
+        "--worker-nice", type=int, default=0, help="run the Celery worker under nice -n N"
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--db", default="annolab_bg_bench")
@@ -597,7 +623,7 @@ def main() -> int:
 
         server = qb.Server(args, env)
         server.wait_ready()
-        worker = start_worker(env)
+        worker = start_worker(env, args.worker_nice)
         children.append(worker)
         clients = [qb.Client(args.port, u) for u in users]
         for c in clients:
@@ -632,7 +658,7 @@ def main() -> int:
 
             # (2) submit latency, idle vs during a run
             load_2 = loadavg()
-            lat = measure_latency(args, conn, clients, manager, worker.proc.pid)
+            lat = measure_latency(args, conn, clients, manager, worker.proc.pid, server)
             print(f"(2) {json.dumps(lat)}", flush=True)
         finally:
             conn.close()
@@ -655,8 +681,8 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
     print(
         f"# {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
         f"cores; code {args.code} {head}; SCORING_SESSION_GAP {args.gap:g} s; worker "
-        f"concurrency 1; gunicorn {args.workers}x{args.threads}; other benchmarks: "
-        f"{len(others)}; load average at (1) {load1}, at (2) {load2}"
+        f"concurrency 1 (nice {args.worker_nice}); gunicorn {args.workers}x{args.threads}; "
+        f"other benchmarks: {len(others)}; load average at (1) {load1}, at (2) {load2}"
     )
     print(
         "| method | sessions | end of session -> fresh ok run, s (median, min-max) "
@@ -685,7 +711,10 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
         print(
             f"p95 during / idle: {lat['ratio95']:.2f} (95% interval {lo:.2f}-{hi:.2f}); "
             f"runs {lat['runs']}; worker {lat['worker_cores_in_runs']:.2f} cores while "
-            f"running; machine {lat['machine_cores']:.2f} of {os.cpu_count()} cores busy"
+            "running; CPU over (2) in cores: "
+            + ", ".join(f"{k} {lat['cpu'][k]:.2f}" for k in ("web", "pg", "loadgen", "worker"))
+            + f", everything else {lat['cpu']['other']:.2f}; "
+            f"machine {lat['cpu']['machine']:.2f} of {lat['cpu']['cores']:.0f}"
         )
     if lat["errors"]:
         print("ERRORS: " + "; ".join(lat["errors"][:5]))
