@@ -367,13 +367,16 @@ def note_answers(project_id: int) -> None:
     from .tasks import recompute_project_task
 
     now = timezone.now()
-    updated = ScoringState.objects.filter(project_id=project_id).update(
-        last_answer_at=now, dirty=True
+    # Within a burst the row was just written: skip the write (one indexed UPDATE that
+    # matches nothing) unless the last write is older than a quarter of the session gap.
+    recent = now - timedelta(seconds=min(5.0, settings.SCORING_SESSION_GAP / 4))
+    updated = (
+        ScoringState.objects.filter(project_id=project_id)
+        .filter(Q(dirty=False) | Q(last_answer_at__lt=recent) | Q(scheduled_at__isnull=True))
+        .update(last_answer_at=now, dirty=True)
     )
     if not updated:
-        ScoringState.objects.get_or_create(
-            project_id=project_id, defaults={"last_answer_at": now, "dirty": True}
-        )
+        return
     stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
     # After a broker failure, submits try again at most every BROKER_RETRY seconds, so
     # annotators do not each wait for the broker's timeout while it is down.

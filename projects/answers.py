@@ -75,16 +75,24 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms) -> Submit
         )
         if previous is not None:
             return SubmitResult(previous.unit, _stored(previous.unit, user), replayed=True)
-    unit = (
-        Unit.objects.filter(project=project, pk=unit_id)
-        .select_related("bws_tuple", "instance")
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("unit__bws_tuple", "unit__instance")
+        .filter(project=project, unit_id=unit_id, annotator=user)
         .first()
     )
-    if unit is None:
-        raise AnswerError({"unit": f"no unit {unit_id} in this project"})
+    if assignment is not None:
+        unit = assignment.unit
+    else:
+        unit = (
+            Unit.objects.filter(project=project, pk=unit_id)
+            .select_related("bws_tuple", "instance")
+            .first()
+        )
+        if unit is None:
+            raise AnswerError({"unit": f"no unit {unit_id} in this project"})
     cleaned = validate_answers(project.schemes, answers, unit_context(unit))
     now = timezone.now()
-    assignment = Assignment.objects.select_for_update().filter(unit=unit, annotator=user).first()
     if assignment is None:
         # The lease ran out and the slot was reclaimed (or the unit was never handed out):
         # keep the answer if the unit still has room, so no work is lost.
@@ -106,24 +114,33 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms) -> Submit
         assignment.save(update_fields=["status", "completed_at", "leased_until"])
         Unit.objects.filter(pk=unit.pk).update(completed=F("completed") + 1)
     index_of = _item_indices(project, unit, cleaned)
-    stored = []
+    rows = []
     for scheme, value in cleaned.items():
-        best = worst = None
-        if isinstance(value, dict) and set(value) == {"best", "worst"}:
-            best, worst = index_of[value["best"]], index_of[value["worst"]]
-        annotation, _ = Annotation.objects.update_or_create(
-            unit=unit,
-            annotator=user,
-            scheme=scheme,
-            defaults={
-                "project": project,
-                "value": value,
-                "best_index": best,
-                "worst_index": worst,
-                "time_taken_ms": time_taken_ms,
-            },
+        bws = isinstance(value, dict) and set(value) == {"best", "worst"}
+        rows.append(
+            Annotation(
+                project=project,
+                unit=unit,
+                annotator=user,
+                scheme=scheme,
+                value=value,
+                best_index=index_of[value["best"]] if bws else None,
+                worst_index=index_of[value["worst"]] if bws else None,
+                time_taken_ms=time_taken_ms,
+            )
         )
-        stored.append(annotation)
+    # One statement for every scheme: insert, or change an earlier answer in place.
+    Annotation.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["unit", "annotator", "scheme"],
+        update_fields=["value", "best_index", "worst_index", "time_taken_ms", "updated_at"],
+    )
+    stored = list(
+        Annotation.objects.filter(unit=unit, annotator=user, scheme__in=list(cleaned))
+        .select_related("annotator", "unit")
+        .order_by("scheme")
+    )
     if client_id is not None:
         Submission.objects.create(annotator=user, client_id=client_id, unit=unit)
     transaction.on_commit(lambda: _answers_changed(project.pk))

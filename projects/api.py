@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from . import selectors
 from .answers import SubmitRefused, submit_answers
-from .models import Annotation, Project, Unit
+from .models import Annotation, Project
 from .queue import next_unit
 from .validation import AnswerError
 
@@ -134,7 +134,6 @@ class QueueNextApi(APIView):
         unit = next_unit(project=project, user=request.user)
         if unit is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        unit = Unit.objects.select_related("bws_tuple", "instance").get(pk=unit.pk)
         return Response(selectors.unit_payload(project, unit, request.user))
 
 

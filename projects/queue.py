@@ -74,18 +74,18 @@ def _ordering(strategy: str) -> list[str]:
 @transaction.atomic
 def next_unit(*, project: Project, user) -> Unit | None:
     """The unit this annotator works on now: their live reservation, or a new one taken
-    from the queue; None when there is no more work for them."""
+    from the queue (with its tuple and instance loaded); None when there is no more work."""
     now = timezone.now()
     policy = QueuePolicy.of(project)
     mine = Assignment.objects.filter(project=project, annotator=user)
     live = (
         mine.filter(status=Assignment.Status.RESERVED, leased_until__gt=now)
-        .select_related("unit")
+        .select_related("unit__bws_tuple", "unit__instance")
         .first()
     )
     if live is not None:
         return live.unit
-    _release(mine.filter(status=Assignment.Status.RESERVED).select_for_update())
+    # Expired reservations, the caller's own included, go back to the queue.
     reclaim_expired_leases(project, now)
     if policy.max_per_user is not None and mine.count() >= policy.max_per_user:
         return None
@@ -95,7 +95,8 @@ def next_unit(*, project: Project, user) -> Unit | None:
     if policy.cap is not None:
         candidates = candidates.filter(load__lt=policy.cap)
     unit = (
-        candidates.order_by(*_ordering(policy.strategy))
+        candidates.select_related("bws_tuple", "instance")
+        .order_by(*_ordering(policy.strategy))
         .select_for_update(skip_locked=True, of=("self",))
         .first()
     )

@@ -129,6 +129,7 @@ def _build_project(
     config_source: str,
     config_filename: str,
 ) -> ImportResult:
+    from bws.models import ScoringState
     from bws.services import build_tuples
 
     project = Project.objects.create(
@@ -165,6 +166,7 @@ def _build_project(
     )
     design = build_tuples(project=project, config=config, data=data, instances=instances)
     _build_units(project=project, config=config, instances=instances)
+    ScoringState.objects.create(project=project)
     if owner is not None:
         Membership.objects.get_or_create(
             user=owner, project=project, defaults={"role": Membership.Role.MANAGER}

@@ -631,73 +631,134 @@ def _pair_arrays(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _SparseCounts:
-    """Pair counts as sorted codes (lo * n + hi) plus a small dict of changes."""
+    """Pair counts of a large design: sorted codes (lo * n + hi) plus sorted changes."""
 
     def __init__(self, codes: np.ndarray):
-        self.sorted = np.sort(codes.ravel())
-        self.delta: dict[int, int] = {}
+        self.base = np.sort(codes)
+        self.added = np.empty(0, dtype=np.int64)
+        self.removed = np.empty(0, dtype=np.int64)
 
     def repeated(self) -> np.ndarray:
-        s = self.sorted
+        s = self.base
         return np.unique(s[1:][s[1:] == s[:-1]])
 
     def count(self, codes: np.ndarray) -> np.ndarray:
-        s = self.sorted
-        out = np.searchsorted(s, codes, "right") - np.searchsorted(s, codes, "left")
-        if self.delta:
-            get = self.delta.get
-            out += np.array([get(c, 0) for c in codes.ravel().tolist()]).reshape(codes.shape)
+        out = _occurrences(self.base, codes)
+        if self.added.size:
+            out += _occurrences(self.added, codes) - _occurrences(self.removed, codes)
         return out
 
-    def change(self, codes: np.ndarray, by: int) -> None:
-        for code in codes.tolist():
-            self.delta[code] = self.delta.get(code, 0) + by
+    def change(self, removed: np.ndarray, added: np.ndarray) -> None:
+        self.added = np.sort(np.concatenate([self.added, added.ravel()]))
+        self.removed = np.sort(np.concatenate([self.removed, removed.ravel()]))
+
+
+def _occurrences(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """How often each of codes occurs in sorted_codes."""
+    flat = codes.ravel()
+    # Sorted needles walk the haystack in order: far fewer cache misses.
+    order = np.argsort(flat)
+    needles = flat[order]
+    found = np.searchsorted(sorted_codes, needles, "right")
+    found -= np.searchsorted(sorted_codes, needles, "left")
+    out = np.empty_like(found)
+    out[order] = found
+    return out.reshape(codes.shape)
+
+
+def _codes(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
+    return np.minimum(u, v) * n + np.maximum(u, v)
 
 
 def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> bool:
     """Remove repeated items and pairs from a large design by swaps within columns.
 
-    Only swaps whose new pairs are all unused are made, so no fix creates a new repeat.
-    Returns whether the design is clean; a design too dense for this keeps some repeated
-    pairs (never an item twice in a tuple).
+    Works in rounds over all offending tuples at once: each proposes swaps of one
+    offending entry with the same column of random other tuples, keeps a first swap whose
+    new pairs are all unused, and applies a set of such swaps that share no tuple and no
+    new pair, so no round creates a repeat. Returns whether the design ended clean; one
+    too dense for unused pairs keeps some repeated pairs (never an item twice in a tuple).
     """
     m, size = rows.shape
-    clean = False
-    for _ in range(4):
-        codes = _pair_codes(rows, n)
-        counts = _SparseCounts(codes)
-        repeated = counts.repeated()
-        columns = [rows[:, c] for c in range(size)]
-        twice = np.zeros(m, dtype=bool)
-        for i, j in zip(*np.triu_indices(size, 1), strict=True):
-            twice |= columns[i] == columns[j]
-        bad = [np.flatnonzero(twice)]
-        if repeated.size:
-            # Hash filter first: exact look-ups for the few codes that pass it.
-            buckets = 1 << 22
-            table = np.zeros(buckets, dtype=bool)
-            table[repeated & (buckets - 1)] = True
-            maybe = np.flatnonzero(table[codes & (buckets - 1)])
-            found = maybe[np.isin(codes[maybe], repeated)]
-            bad.append(found % m)
-        bad = np.unique(np.concatenate(bad))
-        if bad.size == 0:
-            clean = True
+    iu, ju = np.triu_indices(size, 1)
+    rest = np.array([np.delete(np.arange(size), p) for p in range(size)])
+    codes = _pair_codes(rows, n)
+    counts = _SparseCounts(codes)
+    repeated = counts.repeated()
+    twice = np.zeros(m, dtype=bool)
+    for i, j in zip(iu, ju, strict=True):
+        twice |= rows[:, i] == rows[:, j]
+    bad = [np.flatnonzero(twice)]
+    if repeated.size:
+        # Hash filter first: exact look-ups only for the few codes that pass it.
+        buckets = 1 << 22
+        table = np.zeros(buckets, dtype=bool)
+        table[repeated & (buckets - 1)] = True
+        maybe = np.flatnonzero(table[codes & (buckets - 1)])
+        bad.append(maybe[np.isin(codes[maybe], repeated)] % m)
+    del codes
+    bad = np.unique(np.concatenate(bad))
+    tries, stale = 8, 0
+    while bad.size and stale < 3:
+        # Which entries of the offending tuples sit in a repeated pair or twice.
+        sub = rows[bad]
+        pair_codes = _codes(sub[:, iu], sub[:, ju], n)
+        offending = (sub[:, iu] == sub[:, ju]) | (counts.count(pair_codes) > 1)
+        keep = offending.any(axis=1)
+        bad, sub, offending = bad[keep], sub[keep], offending[keep]
+        if not bad.size:
             break
-        fixed = failed = 0
-        for a in rng.permutation(bad):
-            if _repair_row(rows, int(a), n, counts, rng):
-                fixed += 1
-            else:
-                failed += 1
-                if failed > 1000 and failed > fixed:
-                    break  # too dense for unused pairs: stop rather than search on
-        if not failed:
-            clean = True
-            break
-    if not clean and _row_duplicates(rows).any():
+        # One offending entry per tuple, chosen at random.
+        spots = np.zeros((bad.size, size))
+        np.add.at(spots, (np.nonzero(offending)[0], iu[np.nonzero(offending)[1]]), 1)
+        np.add.at(spots, (np.nonzero(offending)[0], ju[np.nonzero(offending)[1]]), 1)
+        p = np.argmax((spots > 0) * rng.random(spots.shape), axis=1)
+        a = np.repeat(bad, tries)
+        p = np.repeat(p, tries)
+        b = rng.integers(0, m, size=a.size)
+        x, y = rows[a, p], rows[b, p]
+        rest_a = rows[a[:, None], rest[p]]
+        rest_b = rows[b[:, None], rest[p]]
+        is_bad = np.zeros(m, dtype=bool)
+        is_bad[bad] = True
+        ok = (
+            (x != y)
+            & ~is_bad[b]
+            & ~(rest_a == y[:, None]).any(axis=1)
+            & ~(rest_b == x[:, None]).any(axis=1)
+        )
+        new = np.concatenate([_codes(y[:, None], rest_a, n), _codes(x[:, None], rest_b, n)], 1)
+        ok[ok] &= (counts.count(new[ok]) == 0).all(axis=1)
+        chosen = np.flatnonzero(ok)
+        # A first valid proposal per offending tuple, then distinct partner tuples.
+        chosen = chosen[np.unique(a[chosen], return_index=True)[1]]
+        chosen = chosen[np.unique(b[chosen], return_index=True)[1]]
+        # No two swaps may add the same pair (nor one swap the same pair twice).
+        flat = new[chosen].ravel()
+        order = np.argsort(flat, kind="stable")
+        clash = np.zeros(flat.size, dtype=bool)
+        same = flat[order][1:] == flat[order][:-1]
+        clash[order[1:][same]] = True
+        clash[order[:-1][same]] = True
+        chosen = chosen[~clash.reshape(len(chosen), new.shape[1]).any(axis=1)]
+        if not chosen.size:
+            stale += 1
+            tries = min(4 * tries, 256)
+            continue
+        stale = 0
+        ca, cb, cp = a[chosen], b[chosen], p[chosen]
+        old = np.concatenate(
+            [
+                _codes(x[chosen, None], rest_a[chosen], n),
+                _codes(y[chosen, None], rest_b[chosen], n),
+            ],
+            axis=1,
+        )
+        counts.change(old, new[chosen])
+        rows[ca, cp], rows[cb, cp] = y[chosen], x[chosen]
+    if bad.size and _row_duplicates(rows).any():
         _fix_duplicates(rows, rng)
-    return clean
+    return not bad.size
 
 
 def _pair_codes(rows: np.ndarray, n: int) -> np.ndarray:
@@ -712,50 +773,6 @@ def _pair_codes(rows: np.ndarray, n: int) -> np.ndarray:
         out *= n
         out += np.maximum(columns[i], columns[j])
     return codes
-
-
-def _repair_row(rows, a: int, n: int, counts: _SparseCounts, rng) -> bool:
-    m, size = rows.shape
-    iu, ju = np.triu_indices(size, 1)
-    cols = np.arange(size)
-    for _ in range(2 * size):
-        row = rows[a]
-        lo = np.minimum(row[iu], row[ju])
-        hi = np.maximum(row[iu], row[ju])
-        offending = (lo == hi) | (counts.count(lo * n + hi) > 1)
-        if not offending.any():
-            return True
-        spots = np.unique(np.concatenate([iu[offending], ju[offending]]))
-        p = int(spots[rng.integers(spots.size)])
-        x = row[p]
-        rest_a = row[cols != p]
-        done = False
-        for _ in range(20):
-            b = rng.integers(0, m, size=64)
-            y = rows[b, p]
-            rest_b = rows[b][:, cols != p]
-            ok = (y != x) & ~(y[:, None] == rest_a[None, :]).any(1) & ~(rest_b == x).any(1)
-            new = np.concatenate(
-                [
-                    np.minimum(y[:, None], rest_a) * n + np.maximum(y[:, None], rest_a),
-                    np.minimum(x, rest_b) * n + np.maximum(x, rest_b),
-                ],
-                axis=1,
-            )
-            ok &= (counts.count(new) == 0).all(axis=1)
-            hits = np.flatnonzero(ok)
-            if hits.size:
-                h = hits[0]
-                k, yk, gone_b = int(b[h]), int(y[h]), rest_b[h]
-                counts.change(np.minimum(x, rest_a) * n + np.maximum(x, rest_a), -1)
-                counts.change(np.minimum(yk, gone_b) * n + np.maximum(yk, gone_b), -1)
-                counts.change(new[h], +1)
-                rows[a, p], rows[k, p] = yk, x
-                done = True
-                break
-        if not done:
-            return False
-    return False
 
 
 # --------------------------------------------------------------------------- summary

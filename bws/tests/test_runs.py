@@ -174,7 +174,9 @@ def test_answers_in_a_burst_schedule_one_recomputation(
 def test_recompute_waits_for_the_session_gap_then_queues_one_run_per_scheme(study, sent):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     now = timezone.now()
-    ScoringState.objects.create(project=project, dirty=True, last_answer_at=now, scheduled_at=now)
+    ScoringState.objects.filter(project=project).update(
+        dirty=True, last_answer_at=now, scheduled_at=now
+    )
     assert tasks.recompute_project_task(project.pk) == "waiting"
     assert sent[-1][0] == "bws.recompute_project"
     ScoringState.objects.filter(project=project).update(
@@ -205,7 +207,9 @@ def test_logout_scores_without_waiting(study, sent, client):
 
 def test_catch_up_requeues_dirty_projects(study, sent):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
-    ScoringState.objects.create(project=project, dirty=True, last_answer_at=timezone.now())
+    ScoringState.objects.filter(project=project).update(
+        dirty=True, last_answer_at=timezone.now()
+    )
     assert tasks.catch_up_task() == 1
     assert sent[-1][:2] == ("bws.recompute_project", (project.pk,))
     assert tasks.catch_up_task() == 0  # scheduled now: not queued twice
