@@ -261,3 +261,27 @@ def test_manager_downloads_answers_annotators_cannot(client, project):
     assert b'"annotator": "ann"' in body.content
     client.force_login(annotator)
     assert client.get(reverse("project-export", args=["mt"])).status_code == 404
+
+
+def test_login_is_throttled_after_repeated_failures(client):
+    from django.core.cache import cache
+
+    keys = ["login-fail:addr:127.0.0.1", "login-fail:user:vic"]
+    cache.delete_many(keys)
+    UserFactory(username="vic")
+    for _ in range(10):
+        response = client.post(reverse("login"), {"username": "vic", "password": "wrong"})
+        assert response.status_code == 200
+    response = client.post(reverse("login"), {"username": "vic", "password": "pw-for-tests-123"})
+    assert response.status_code == 429
+    assert b"Too many failed attempts" in response.content
+    cache.delete_many(keys)
+    response = client.post(reverse("login"), {"username": "vic", "password": "pw-for-tests-123"})
+    assert response.status_code == 302
+
+
+def test_not_found_page_is_the_sites_own(client):
+    client.force_login(UserFactory())
+    response = client.get("/projects/nothing-here/")
+    assert response.status_code == 404
+    assert b"Back to your projects" in response.content
