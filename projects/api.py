@@ -83,12 +83,23 @@ class TokenOutputSerializer(serializers.Serializer):
     token = serializers.CharField()
 
 
+class LoginRateThrottle(ScopedRateThrottle):
+    """Token requests per address and username (the `login` rate in settings)."""
+
+    def get_cache_key(self, request, view):
+        username = str(request.data.get("username", "")).strip().lower()
+        return self.cache_format % {
+            "scope": self.scope,
+            "ident": f"{self.get_ident(request)}:{username}",
+        }
+
+
 class TokenApi(APIView):
     """Exchange a username and password for an API token (send it as `Authorization: Token ...`)."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [LoginRateThrottle]
     throttle_scope = "login"
 
     @extend_schema(request=TokenInputSerializer, responses={200: TokenOutputSerializer})
