@@ -708,12 +708,16 @@ def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> bool:
         bad, sub, offending = bad[keep], sub[keep], offending[keep]
         if not bad.size:
             break
-        # One offending entry per tuple, chosen at random.
-        spots = np.zeros((bad.size, size))
-        np.add.at(spots, (np.nonzero(offending)[0], iu[np.nonzero(offending)[1]]), 1)
-        np.add.at(spots, (np.nonzero(offending)[0], ju[np.nonzero(offending)[1]]), 1)
-        p = np.argmax((spots > 0) * rng.random(spots.shape), axis=1)
-        a = np.repeat(bad, tries)
+        # One offending entry per tuple, chosen at random; at most 2^18 proposals a round.
+        work = np.arange(bad.size)
+        if bad.size * tries > 1 << 18:
+            work = np.sort(rng.choice(bad.size, max(1, (1 << 18) // tries), replace=False))
+        hit_row, hit_pair = np.nonzero(offending[work])
+        spots = np.zeros((work.size, size), dtype=bool)
+        spots[hit_row, iu[hit_pair]] = True
+        spots[hit_row, ju[hit_pair]] = True
+        p = np.argmax(spots * rng.random(spots.shape), axis=1)
+        a = np.repeat(bad[work], tries)
         p = np.repeat(p, tries)
         b = rng.integers(0, m, size=a.size)
         x, y = rows[a, p], rows[b, p]
@@ -733,19 +737,23 @@ def _repair_sparse(rows: np.ndarray, n: int, rng: np.random.Generator) -> bool:
         # A first valid proposal per offending tuple, then distinct partner tuples.
         chosen = chosen[np.unique(a[chosen], return_index=True)[1]]
         chosen = chosen[np.unique(b[chosen], return_index=True)[1]]
-        # No two swaps may add the same pair (nor one swap the same pair twice).
+        # No two swaps may add the same pair. (One swap may: a tuple with an item twice
+        # pairs the incoming item with it twice, until that item moves too.)
         flat = new[chosen].ravel()
-        order = np.argsort(flat, kind="stable")
-        clash = np.zeros(flat.size, dtype=bool)
-        same = flat[order][1:] == flat[order][:-1]
-        clash[order[1:][same]] = True
-        clash[order[:-1][same]] = True
-        chosen = chosen[~clash.reshape(len(chosen), new.shape[1]).any(axis=1)]
-        if not chosen.size:
+        owner = np.repeat(np.arange(chosen.size), new.shape[1])
+        order = np.lexsort((owner, flat))
+        flat, owner = flat[order], owner[order]
+        same = (flat[1:] == flat[:-1]) & (owner[1:] != owner[:-1])
+        clash = np.zeros(chosen.size, dtype=bool)
+        clash[owner[1:][same]] = True
+        clash[owner[:-1][same]] = True
+        chosen = chosen[~clash]
+        if chosen.size * 100 <= work.size:
+            # Little progress: look further afield, and stop if that does not help.
             stale += 1
             tries = min(4 * tries, 256)
-            continue
-        stale = 0
+        else:
+            stale = 0
         ca, cb, cp = a[chosen], b[chosen], p[chosen]
         old = np.concatenate(
             [
