@@ -7,8 +7,11 @@ in ``n_items * appearances``:
   not a multiple of ``tuple_size`` (``appearances`` is a true minimum);
 * no item appears twice in a tuple;
 * no pair of items meets twice while the design has room for it (whenever
-  ``n_items - 1 >= 3 * appearances * (tuple_size - 1)``, and in practice well below), and
-  otherwise pair counts are kept as even as a local search can make them;
+  ``n_items - 1 >= 3 * r_max * (tuple_size - 1)``, r_max the largest appearance count, and
+  in practice well below); otherwise pair counts are kept as even as a local search can
+  make them (up to 3,000 items: no pair more than floor(mean) + 2 times). Above 3,000
+  items only unused pairs are sought, which is what large, sparse designs need; a large
+  design dense in pairs keeps some repeats and says so in its notes;
 * every item sits in every position ``floor(r_i / T)`` or ``ceil(r_i / T)`` times;
 * the co-occurrence graph is random, hence well connected (no cyclic constructions).
 
@@ -19,8 +22,8 @@ position once per block. Leftover rounds (``appearances mod T``, plus the few ex
 deal each item onto consecutive columns cyclically, which keeps every column the same
 length. Row k of the stacked columns is tuple k. Repairs only swap two entries of the same
 column, which changes neither how often an item appears nor where: the few repeated pairs
-of a large design are fixed one by one against sorted pair codes, small designs go through
-a local search on a dense pair-count matrix.
+of a large design are fixed in vectorised rounds against sorted pair codes, small designs
+go through a local search on a dense pair-count matrix.
 """
 
 from __future__ import annotations
@@ -196,7 +199,8 @@ def balanced_design(
     ``tuples`` has ceil(n * r / T) rows (more only with ``ensure_pair_coverage``), each T
     distinct item indices in position order. Every item appears r or r + 1 times, sits in
     each position floor(r_i / T) or ceil(r_i / T) times, and pairs meet as evenly as the
-    design allows (never twice when n - 1 >= 3 r (T - 1)). With ``ensure_pair_coverage``
+    design allows (never twice when n - 1 >= 3 r_max (T - 1), r_max = r + 1 when n r / T
+    is not whole, else r). With ``ensure_pair_coverage``
     every pair meets at least once; tuples are added when r is too small for that, and a
     note says how many. ``notes`` are human-readable sentences (empty when nothing is worth
     saying). The same inputs and integer seed give the same tuples.
@@ -238,9 +242,9 @@ def _covering_design(
             f" ensure_pair_coverage is limited to {COVERAGE_MAX_TUPLES:,} tuples"
         )
     # Random designs cover all pairs only some way above the bound, further for large
-    # tuples: start there. Attempts grow by 15%; past 1.5 times the bound the last
-    # attempt's uncovered pairs get tuples of their own instead.
-    m = max(requested, math.ceil(bound * (1 + 0.05 * (size - 2))))
+    # tuples: when r is too small, start there. Attempts grow by 15%; past 1.5 times the
+    # bound the last attempt's uncovered pairs get tuples of their own instead.
+    m = requested if requested >= bound else math.ceil(bound * (1 + 0.05 * (size - 2)))
     limit = max(m, math.ceil(1.5 * bound))
     while True:
         rows = _build_rows(n, size, m, rng)
