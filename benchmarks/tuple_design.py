@@ -41,7 +41,7 @@ def algebraic_connectivity(tuples: np.ndarray, n: int) -> float:
     rng = np.random.default_rng(0)
     constant = np.ones((n, 1)) / np.sqrt(n)
     start = rng.standard_normal((n, 4))
-    values, _ = lobpcg(laplacian, start, Y=constant, largest=False, tol=1e-8, maxiter=2000)
+    values, _ = lobpcg(laplacian, start, Y=constant, largest=False, tol=1e-6, maxiter=1000)
     return float(np.min(values))
 
 
