@@ -155,10 +155,11 @@ def start_redis(port: int, folder: Path) -> Child:
     raise RuntimeError("redis-server did not answer within 20 s")
 
 
-def start_worker(env: dict, nice: int = 0) -> Child:
+def start_worker(env: dict, nice: int = 0, sched_idle: bool = False) -> Child:
     return Child(
         "worker",
-        (["nice", "-n", str(nice)] if nice else [])
+        (["chrt", "--idle", "0"] if sched_idle else [])
+        + (["nice", "-n", str(nice)] if nice else [])
         + [
             str(CELERY),
             "-A",
@@ -543,6 +544,11 @@ def main() -> int:
     parser.add_argument(
         "--worker-nice", type=int, default=0, help="run the Celery worker under nice -n N"
     )
+    parser.add_argument(
+        "--worker-sched-idle",
+        action="store_true",
+        help="run the Celery worker under the SCHED_IDLE policy (chrt --idle 0)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--db", default="annolab_bg_bench")
@@ -623,7 +629,7 @@ def main() -> int:
 
         server = qb.Server(args, env)
         server.wait_ready()
-        worker = start_worker(env, args.worker_nice)
+        worker = start_worker(env, args.worker_nice, args.worker_sched_idle)
         children.append(worker)
         clients = [qb.Client(args.port, u) for u in users]
         for c in clients:
@@ -681,7 +687,8 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
     print(
         f"# {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
         f"cores; code {args.code} {head}; SCORING_SESSION_GAP {args.gap:g} s; worker "
-        f"concurrency 1 (nice {args.worker_nice}); gunicorn {args.workers}x{args.threads}; "
+        f"concurrency 1 (nice {args.worker_nice}, SCHED_IDLE {args.worker_sched_idle}); "
+        f"gunicorn {args.workers}x{args.threads}; "
         f"other benchmarks: {len(others)}; load average at (1) {load1}, at (2) {load2}"
     )
     print(
