@@ -2,6 +2,7 @@
 
 import django_filters
 from django.contrib.auth import authenticate
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -71,7 +72,10 @@ class ProjectDetailApi(generics.RetrieveAPIView):
 
 def visible_project(request, slug) -> Project:
     """The project if the caller may see it; 404 otherwise (never 403: no leaks)."""
-    return get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+    project = selectors.project_for(request.user, slug)
+    if project is None:
+        raise Http404
+    return project
 
 
 class TokenInputSerializer(serializers.Serializer):

@@ -235,7 +235,7 @@ class ProjectConfig:
     num_annotators_per_item: int | None = None
     max_annotations_per_user: int | None = None
     lease_minutes: int = DEFAULT_LEASE_MINUTES
-    allow_all_users: bool = True
+    allow_all_users: bool = False
     authorized_users: list[str] = field(default_factory=list)
     output_annotation_dir: str = DEFAULT_OUTPUT_DIR
     output_annotation_format: str = "jsonl"
@@ -540,7 +540,7 @@ def parse_config(
 
     user_config = check.mapping(data.get("user_config"), "user_config") or {}
     check.known_keys(user_config, "user_config", ("allow_all_users", "authorized_users"))
-    allow_all_users = check.boolean(user_config, "allow_all_users", "user_config", True)
+    allow_all_users = check.boolean(user_config, "allow_all_users", "user_config", False)
     authorized_users = check.string_list(user_config, "authorized_users", "user_config")
 
     output_dir = check.string(data, "output_annotation_dir", "", DEFAULT_OUTPUT_DIR)
