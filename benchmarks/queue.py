@@ -671,9 +671,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured seconds per mode")
     parser.add_argument("--annotators", type=int, default=50)
     parser.add_argument("--think", type=float, default=2.0)
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument(
-        "--threads", type=int, default=8, help="threads per worker (1: sync workers; more: gthread)"
+        "--threads", type=int, default=2, help="threads per worker (1: sync workers; more: gthread)"
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--db", default="annolab_bench")
