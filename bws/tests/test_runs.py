@@ -207,9 +207,7 @@ def test_logout_scores_without_waiting(study, sent, client):
 
 def test_catch_up_requeues_dirty_projects(study, sent):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
-    ScoringState.objects.filter(project=project).update(
-        dirty=True, last_answer_at=timezone.now()
-    )
+    ScoringState.objects.filter(project=project).update(dirty=True, last_answer_at=timezone.now())
     assert tasks.catch_up_task() == 1
     assert sent[-1][:2] == ("bws.recompute_project", (project.pk,))
     assert tasks.catch_up_task() == 0  # scheduled now: not queued twice
