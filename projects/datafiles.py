@@ -14,27 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from projects.configuration import TRACE_TYPES, ProjectConfig
+from projects.problems import FileProblem, FileProblemsError
 
 MAX_PROBLEMS = 20
 
 
-@dataclass(frozen=True)
-class DataProblem:
-    file: str
-    line: int | None
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.reason}"
+DataProblem = FileProblem
 
 
-class DataError(ValueError):
-    """Data that cannot be imported; ``problems`` lists each one as file:line: reason."""
-
-    def __init__(self, problems: list[DataProblem]):
-        self.problems = list(problems)
-        super().__init__("\n".join(str(problem) for problem in self.problems))
+class DataError(FileProblemsError):
+    """Data that cannot be imported. ``problems`` lists each one as file:line: reason."""
 
 
 @dataclass(frozen=True)

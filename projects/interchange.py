@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from projects.problems import FileProblem, FileProblemsError
+
 MAX_PROBLEMS = 20
 FIELDS = ("id", "items", "instance", "annotations", "annotator", "timestamp")
 TABLE_FIELDS = ("id", "items", "instance", "annotator", "timestamp")
@@ -24,23 +26,11 @@ BEST_WORST_KEYS = ("best", "worst")
 DIRECTORY_SUFFIXES = (".jsonl",)
 
 
-@dataclass(frozen=True)
-class InterchangeProblem:
-    file: str
-    line: int | None
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.reason}"
+InterchangeProblem = FileProblem
 
 
-class InterchangeError(ValueError):
-    """Annotation records that cannot be read; ``problems`` lists each as file:line: reason."""
-
-    def __init__(self, problems: Iterable[InterchangeProblem]):
-        self.problems = list(problems)
-        super().__init__("\n".join(str(problem) for problem in self.problems))
+class InterchangeError(FileProblemsError):
+    """Annotation records that cannot be read. ``problems`` lists each one as file:line: reason."""
 
 
 @dataclass

@@ -8,33 +8,23 @@ No Django here: the command line, the workers and notebooks build the same array
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
+from projects.problems import FileProblem, FileProblemsError
+
 MAX_PROBLEMS = 20
 
 
-@dataclass(frozen=True)
-class JudgmentProblem:
-    file: str
-    line: int | None
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.reason}"
+JudgmentProblem = FileProblem
 
 
-class JudgmentError(ValueError):
-    """Judgments that cannot be scored; ``problems`` lists each as file:line: reason."""
-
-    def __init__(self, problems: Sequence[JudgmentProblem]):
-        self.problems = list(problems)
-        super().__init__("\n".join(str(problem) for problem in self.problems))
+class JudgmentError(FileProblemsError):
+    """Judgments that cannot be scored. ``problems`` lists each one as file:line: reason."""
 
 
 @dataclass(frozen=True, eq=False)

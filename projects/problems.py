@@ -1,0 +1,26 @@
+"""Problems found while reading files: where (file and line) and why. Pure Python, shared by
+the data reader, the interchange reader and the BWS judgment builder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    file: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
+
+
+class FileProblemsError(ValueError):
+    """Input that cannot be used; ``problems`` lists each one as file:line: reason."""
+
+    def __init__(self, problems: Iterable[FileProblem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
