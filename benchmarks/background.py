@@ -155,10 +155,11 @@ def start_redis(port: int, folder: Path) -> Child:
     raise RuntimeError("redis-server did not answer within 20 s")
 
 
-def start_worker(env: dict, nice: int = 0, sched_idle: bool = False) -> Child:
+def start_worker(env: dict, nice: int = 0, sched_idle: bool = False, cpus: str = "") -> Child:
     return Child(
         "worker",
-        (["chrt", "--idle", "0"] if sched_idle else [])
+        (["taskset", "-c", cpus] if cpus else [])
+        + (["chrt", "--idle", "0"] if sched_idle else [])
         + (["nice", "-n", str(nice)] if nice else [])
         + [
             str(CELERY),
@@ -175,6 +176,34 @@ def start_worker(env: dict, nice: int = 0, sched_idle: bool = False) -> Child:
 
 
 # ---------------------------------------------------------------- project and data
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def pin_tree(pid: int, cpus: str) -> None:
+    """taskset a process, its threads and its children (new children inherit it)."""
+    for p in [pid, *children_of(pid)]:
+        subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(p)], capture_output=True)
+
+
+def pin_postgres(cpus: str) -> str:
+    """Pin the postmaster and its processes; returns the CPU list to restore."""
+    found = subprocess.run(["pgrep", "-o", "-x", "postgres"], capture_output=True, text=True)
+    pid = int(found.stdout.split()[0])
+    before = ",".join(str(c) for c in sorted(os.sched_getaffinity(pid)))
+    pin_tree(pid, cpus)
+    return before
 
 
 def write_config(folder: Path) -> Path:
@@ -283,8 +312,9 @@ def wait_worker_quiet(conn, timeout: float = 300) -> None:
 # ---------------------------------------------------------------- annotators
 
 
-def answer_one(client, rng) -> tuple[float, float, float]:
-    """next + submit; returns (submit start wall time, submit end wall time, next ms)."""
+def answer_one(client, rng) -> tuple[float, float, float, dict]:
+    """next + submit; returns (submit start wall time, submit end wall time, next ms, the
+    submit's Server-Timing figures)."""
     t0 = time.perf_counter()
     status, data = client.call("POST", f"/api/v1/projects/{SLUG}/queue/next/")
     next_ms = (time.perf_counter() - t0) * 1000
@@ -302,7 +332,7 @@ def answer_one(client, rng) -> tuple[float, float, float]:
     w1 = time.time()
     if status not in (200, 201):
         raise qb.ApiError(f"submit {status} {data[:200]!r}")
-    return w0, w1, next_ms
+    return w0, w1, next_ms, server_timing(client.server_timing)
 
 
 def session_burst(clients, per_client: int) -> float:
@@ -314,7 +344,7 @@ def session_burst(clients, per_client: int) -> float:
         rng = random.Random(client.username + str(time.time()))
         try:
             for _ in range(per_client):
-                _, w1, _ = answer_one(client, rng)
+                _, w1, _, _ = answer_one(client, rng)
                 with lock:
                     ends.append(w1)
         except Exception as exc:  # noqa: BLE001 - reported
@@ -369,18 +399,18 @@ def paced_loop(client, think, deadline, out, lock, start_at):
         if time.monotonic() >= deadline:
             break
         try:
-            w0, w1, _ = answer_one(client, rng)
+            w0, w1, _, timing = answer_one(client, rng)
         except Exception as exc:  # noqa: BLE001 - reported
             errors.append(f"{client.username}: {type(exc).__name__}: {exc}")
             break
-        mine.append((w0, w1))
+        mine.append((w0, w1, timing))
         time.sleep(max(0.0, min(think, deadline - time.monotonic())))
     with lock:
         out["submits"] += mine
         out["errors"] += errors
 
 
-def run_controller(manager, schedule, stop_at, log):
+def run_controller(manager, schedule, stop_at, log, poll=1.0):
     """Ask for runs through the API: after `idle` quiet seconds, one run, wait until it is
     done, and again, cycling through the methods, until stop_at."""
     idle, methods = schedule
@@ -398,13 +428,43 @@ def run_controller(manager, schedule, stop_at, log):
             log.append(f"rescore {status} {data[:200]!r}")
             return
         run_id = json.loads(data)["id"]
-        for _ in range(3000):  # at most 300 s per run
+        polls_until = time.monotonic() + 300  # at most 300 s per run
+        while time.monotonic() < polls_until:
             status, data = manager.call("GET", f"/api/v1/projects/{SLUG}/scores/runs/{run_id}/")
             if status == 200 and json.loads(data)["status"] in ("ok", "failed"):
                 break
-            time.sleep(0.1)
+            time.sleep(poll)
         if time.monotonic() > stop_at:
             return
+
+
+def server_timing(header: str) -> dict:
+    """{"app": ms, "cpu": ms, "db": ms} from a Server-Timing header (config/timing.py)."""
+    out = {}
+    for part in header.split(","):
+        fields = [f.strip() for f in part.split(";")]
+        for f in fields[1:]:
+            if f.startswith("dur="):
+                out[fields[0]] = float(f[4:])
+    return out
+
+
+def split_latency(sample: list) -> dict:
+    """Mean and p95 of where submit time went: outside Django (client, network, accept
+    queue, waiting for a gunicorn thread), CPU of the serving thread, database calls, and
+    the rest of the time inside Django (runnable but not running, GIL, locks)."""
+    rows = [(ms, t["app"], t["cpu"], t["db"]) for ms, t in sample if {"app", "cpu", "db"} <= set(t)]
+    if not rows:
+        return {}
+    a = np.array(rows)
+    named = {
+        "total": a[:, 0],
+        "outside": a[:, 0] - a[:, 1],
+        "cpu": a[:, 2],
+        "db": a[:, 3],
+        "other": np.maximum(a[:, 1] - a[:, 2] - a[:, 3], 0.0),
+    }
+    return {k: [float(v.mean()), float(np.percentile(v, 95))] for k, v in named.items()}
 
 
 def cpu_wall(snapshot: dict) -> float:
@@ -460,7 +520,13 @@ def measure_latency(args, conn, clients, manager, worker_pid, server) -> dict:
     log: list[str] = []
     controller = threading.Thread(
         target=run_controller,
-        args=(manager, (args.idle, ["bradley_terry", "plackett_luce"]), deadline - 5, log),
+        args=(
+            manager,
+            (args.idle, ["bradley_terry", "plackett_luce"]),
+            deadline - 5,
+            log,
+            args.poll,
+        ),
         daemon=True,
     )
     meter = qb.CpuMeter(server)
@@ -484,14 +550,17 @@ def measure_latency(args, conn, clients, manager, worker_pid, server) -> dict:
     ]
     warm = wall_begin + args.warmup
     busy, idle = [], []
-    for w0, w1 in out["submits"]:
+    parts = {"busy": [], "idle": []}
+    for w0, w1, timing in out["submits"]:
         if w0 < warm:
             continue
         ms = (w1 - w0) * 1000
         if any(w0 < f and w1 > s for s, f, _ in spans):
             busy.append((w0, ms))
+            parts["busy"].append((ms, timing))
         elif all(w1 < s - 1 or w0 > f + 1 for s, f, _ in spans):
             idle.append((w0, ms))
+            parts["idle"].append((ms, timing))
     run_seconds = sum(f - s for s, f, _ in spans)
     result = {
         "submits": len(out["submits"]),
@@ -500,12 +569,15 @@ def measure_latency(args, conn, clients, manager, worker_pid, server) -> dict:
         "run_seconds": run_seconds,
         "worker_cores_in_runs": worker_cpu / run_seconds if run_seconds else float("nan"),
         "cpu": cpu,
+        "spans": spans,
+        "raw": [(w0, (w1 - w0) * 1000, t) for w0, w1, t in out["submits"]],
     }
     for name, sample in (("busy", busy), ("idle", idle)):
         values = [ms for _, ms in sample]
         result[name] = {
             "n": len(values),
             "p": [qb.percentile(values, q) for q in (50, 95, 99)],
+            "parts": split_latency(parts[name]),
         }
     if busy and idle:
         result["ratio95"] = result["busy"]["p"][1] / result["idle"]["p"][1]
@@ -540,6 +612,9 @@ def main() -> int:
     parser.add_argument("--think", type=float, default=2.0)
     parser.add_argument("--duration", type=float, default=240.0, help="seconds of part (2)")
     parser.add_argument("--warmup", type=float, default=10.0, help="unmeasured seconds of (2)")
+    parser.add_argument(
+        "--poll", type=float, default=1.0, help="seconds between the manager's run polls"
+    )
     parser.add_argument("--idle", type=float, default=20.0, help="quiet seconds between runs")
     parser.add_argument(
         "--worker-nice", type=int, default=0, help="run the Celery worker under nice -n N"
@@ -549,6 +624,9 @@ def main() -> int:
         action="store_true",
         help="run the Celery worker under the SCHED_IDLE policy (chrt --idle 0)",
     )
+    parser.add_argument("--worker-cpus", default="", help="pin the Celery worker (taskset -c)")
+    parser.add_argument("--web-cpus", default="", help="pin gunicorn (taskset -c)")
+    parser.add_argument("--pg-cpus", default="", help="pin PostgreSQL's processes meanwhile")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--db", default="annolab_bg_bench")
@@ -564,6 +642,7 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="bg-bench-"))
     children: list[Child] = []
     server = None
+    pg_restore = ""
     try:
         if args.code == "head":
             qb.CODE = qb.snapshot_head()
@@ -579,6 +658,7 @@ def main() -> int:
         env.update(
             REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
             SCORING_SESSION_GAP=str(args.gap),
+            SERVER_TIMING="1",
             CELERY_DATA_DIR=str(folder / "celery"),
         )
 
@@ -629,7 +709,11 @@ def main() -> int:
 
         server = qb.Server(args, env)
         server.wait_ready()
-        worker = start_worker(env, args.worker_nice, args.worker_sched_idle)
+        if args.web_cpus:
+            pin_tree(server.proc.pid, args.web_cpus)
+        if args.pg_cpus:
+            pg_restore = pin_postgres(args.pg_cpus)
+        worker = start_worker(env, args.worker_nice, args.worker_sched_idle, args.worker_cpus)
         children.append(worker)
         clients = [qb.Client(args.port, u) for u in users]
         for c in clients:
@@ -665,7 +749,7 @@ def main() -> int:
             # (2) submit latency, idle vs during a run
             load_2 = loadavg()
             lat = measure_latency(args, conn, clients, manager, worker.proc.pid, server)
-            print(f"(2) {json.dumps(lat)}", flush=True)
+            print(f"(2) {json.dumps({k: v for k, v in lat.items() if k != 'raw'})}", flush=True)
         finally:
             conn.close()
         report(args, sessions, lat, others, load_before, load_2, head)
@@ -673,6 +757,8 @@ def main() -> int:
             Path(args.json).write_text(json.dumps({"sessions": sessions, "latency": lat}, indent=2))
         return 1 if lat["errors"] else 0
     finally:
+        if pg_restore:
+            pin_postgres(pg_restore)
         if server is not None:
             server.stop()
         for child in reversed(children):
@@ -698,6 +784,8 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
     print("|---|---|---|---|---|---|")
     for method in ("bradley_terry", "plackett_luce"):
         m = [s for s in sessions if s["method"] == method and not s["warmup"]]
+        if not m:
+            continue
 
         def cell(key, m=m):
             v = [s[key] for s in m]
@@ -713,6 +801,20 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
     for name, label in (("idle", "idle (no run)"), ("busy", "during a run")):
         p = lat[name]["p"]
         print(f"| {label} | {lat[name]['n']} | {p[0]:.1f} | {p[1]:.1f} | {p[2]:.1f} |")
+    print()
+    print("| submit time, mean / p95 ms | total | outside Django | CPU | database | other |")
+    print("|---|---|---|---|---|---|")
+    for name, label in (("idle", "idle (no run)"), ("busy", "during a run")):
+        parts = lat[name].get("parts") or {}
+        if parts:
+            print(
+                f"| {label} | "
+                + " | ".join(
+                    f"{parts[k][0]:.1f} / {parts[k][1]:.1f}"
+                    for k in ("total", "outside", "cpu", "db", "other")
+                )
+                + " |"
+            )
     if "ratio95" in lat:
         lo, hi = lat["ratio95_ci"]
         print(

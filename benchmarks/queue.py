@@ -327,6 +327,7 @@ class Client:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.token = None
         self.reconnects = 0
+        self.server_timing = ""  # the last response's Server-Timing header, if any
 
     def call(self, method: str, path: str, body=None) -> tuple[int, bytes]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -338,6 +339,7 @@ class Client:
                 self.conn.request(method, path, body=payload, headers=headers)
                 response = self.conn.getresponse()
                 data = response.read()
+                self.server_timing = response.getheader("Server-Timing", "")
                 if response.will_close:
                     self.conn.close()  # sync workers close; the next request reconnects
                 return response.status, data

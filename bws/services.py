@@ -20,6 +20,8 @@ from .core import design
 from .core.scoring import METHODS
 from .models import BwsTuple, ItemScore, ScoreRun, ScoringState
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class TupleBuild:
@@ -164,9 +166,13 @@ def request_run(
     )
 
 
-def execute_run(run_id: int) -> ScoreRun:
+def execute_run(run_id: int, *, paced: bool = False) -> ScoreRun:
     """Compute a run's scores, intervals, reliability and convergence and store them; on
-    error the run is marked failed (and the error raised again for the task to retry)."""
+    error the run is marked failed (and the error raised again for the task to retry).
+
+    ``paced`` (the worker's way) computes in a child process that gives way to other work
+    on the machine (bws/pacing.py, settings SCORING_CPU_SHARE and SCORING_PACE_SLICE_MS);
+    the foreground command computes at full speed."""
     from . import selectors
 
     run = ScoreRun.objects.select_related("project").get(pk=run_id)
@@ -179,7 +185,7 @@ def execute_run(run_id: int) -> ScoreRun:
         error="",
     )
     try:
-        result = _compute(run, selectors)
+        result = _compute(run, selectors, paced=paced)
     except Exception as exc:
         ScoreRun.objects.filter(pk=run.pk).update(
             status=ScoreRun.Status.FAILED,
@@ -198,12 +204,34 @@ class _Computed:
     stats: str
 
 
-def _compute(run: ScoreRun, selectors) -> _Computed:
-    from projects.models import Annotation
-
+def score_everything(judgments, method: str, params: dict, ids, texts, planned, scheme: str):
+    """The numeric part of a run, with no database access (it may run in a child process):
+    scores with intervals, split-half reliability, convergence and the stats text."""
     from .core.convergence import convergence
     from .core.reliability import split_half
     from .filemode import format_stats, score_judgments, score_table
+
+    report = score_judgments(
+        judgments, method, bootstrap=params.get("bootstrap", 0), seed=params.get("seed", 0)
+    )
+    rows = score_table(ids, texts, report)
+    reliability = split_half(judgments, seed=params.get("seed", 0))
+    points = convergence(judgments, method) if judgments.n_judgments >= 10 else []
+    stats = format_stats(
+        scheme,
+        n_items=len(ids),
+        planned_tuples=planned,
+        report=report,
+        reliability=reliability,
+        item_ids=ids,
+    )
+    return rows, reliability, points, stats
+
+
+def _compute(run: ScoreRun, selectors, *, paced: bool = False) -> _Computed:
+    from projects.models import Annotation
+
+    from .pacing import PaceStats, run_paced
 
     project = run.project
     changed = (
@@ -232,20 +260,33 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
                 **figures,
             )
         return _Computed(rows=[], stats="")
-    report = score_judgments(
-        judgments, run.method, bootstrap=params.get("bootstrap", 0), seed=params.get("seed", 0)
-    )
-    rows = score_table(ids, texts, report)
-    reliability = split_half(judgments, seed=params.get("seed", 0))
-    points = convergence(judgments, run.method) if judgments.n_judgments >= 10 else []
-    stats = format_stats(
+    work = (
+        judgments,
+        run.method,
+        params,
+        ids,
+        texts,
+        selectors.planned_tuples(project),
         run.scheme,
-        n_items=len(ids),
-        planned_tuples=selectors.planned_tuples(project),
-        report=report,
-        reliability=reliability,
-        item_ids=ids,
     )
+    if paced:
+        pace = PaceStats()
+        rows, reliability, points, stats = run_paced(
+            score_everything,
+            *work,
+            share=settings.SCORING_CPU_SHARE,
+            slice_seconds=settings.SCORING_PACE_SLICE_MS / 1000.0,
+            stats=pace,
+        )
+        log.info(
+            "run %s: computed in %.1f s (%.1f s CPU, %.1f s of it paced)",
+            run.pk,
+            pace.wall,
+            pace.child_cpu,
+            pace.paced_seconds,
+        )
+    else:
+        rows, reliability, points, stats = score_everything(*work)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
         ItemScore.objects.filter(run=run).delete()  # a retried run starts clean
@@ -347,7 +388,6 @@ def _write_output_file(run: ScoreRun, result: _Computed) -> None:
 
 # --------------------------------------------------------------------------- triggers
 
-log = logging.getLogger(__name__)
 BROKER_RETRY = 30
 
 

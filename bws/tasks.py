@@ -46,7 +46,7 @@ def score_run_task(self, run_id: int) -> str:
     """Compute one queued run (retried with backoff; a failure stays visible as failed)."""
     if not ScoreRun.objects.filter(pk=run_id).exists():
         return "gone"
-    return services.execute_run(run_id).status
+    return services.execute_run(run_id, paced=True).status
 
 
 @shared_task(name="bws.recompute_project", acks_late=True)

@@ -58,6 +58,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+# Server-Timing header with app / cpu / db time per request (config/timing.py)
+SERVER_TIMING = env_bool("SERVER_TIMING", False)
+if SERVER_TIMING:
+    MIDDLEWARE.insert(0, "config.timing.ServerTimingMiddleware")
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -192,6 +196,12 @@ SCORING_SESSION_GAP = float(os.environ.get("SCORING_SESSION_GAP", "20"))
 SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "300"))
 # A run still "running" after this many seconds lost its worker and is marked failed.
 SCORING_RUN_TIMEOUT = float(os.environ.get("SCORING_RUN_TIMEOUT", "3600"))
+# While other processes on the machine use the CPU (annotators being served), a worker's
+# scoring computation runs in slices of SCORING_PACE_SLICE_MS and uses at most this share
+# of a core, so requests find an idle core (bws/pacing.py). 1 turns pacing off: do that
+# when the worker has CPUs of its own.
+SCORING_CPU_SHARE = float(os.environ.get("SCORING_CPU_SHARE", "0.25"))
+SCORING_PACE_SLICE_MS = float(os.environ.get("SCORING_PACE_SLICE_MS", "1"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

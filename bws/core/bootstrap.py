@@ -30,7 +30,7 @@ from bws.core.scoring import (
 UNITS = ("tuple", "judgment", "annotator")
 DEFAULT_RESAMPLES = 1000
 # Resamples solved at once: bounds memory to about 10 (n_items x chunk) float64 arrays.
-CHUNK_CELLS = 4_000_000
+CHUNK_CELLS = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
