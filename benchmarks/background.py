@@ -415,8 +415,15 @@ def run_controller(manager, schedule, stop_at, log, poll=1.0):
     done, and again, cycling through the methods, until stop_at."""
     idle, methods = schedule
     k = 0
+    run_id = None
     while time.monotonic() + idle < stop_at:
-        time.sleep(idle)
+        # The manager keeps the page open between runs too, so polling adds the same load
+        # to idle spells as to runs.
+        quiet_until = time.monotonic() + idle
+        while time.monotonic() < quiet_until:
+            if run_id is not None:
+                manager.call("GET", f"/api/v1/projects/{SLUG}/scores/runs/{run_id}/")
+            time.sleep(max(0.0, min(poll, quiet_until - time.monotonic())))
         method = methods[k % len(methods)]
         k += 1
         status, data = manager.call(

@@ -98,6 +98,18 @@ class OtherLoad:
         return max(0.0, ((busy1 - busy0) - (own1 - own0)) / (t1 - t0))
 
 
+def _lowest_priority() -> None:
+    """SCHED_IDLE where the OS has it (a waking request preempts the child at once),
+    else the highest nice value."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        try:
+            os.nice(19)
+        except OSError:
+            pass
+
+
 def _die_with_parent() -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -109,11 +121,12 @@ def _die_with_parent() -> None:
 def run_paced(
     function: Callable,
     *args,
-    share: float = 0.25,
+    share: float = 0.1,
     slice_seconds: float = 0.001,
     busy_threshold: float = 0.1,
     check_every: float = 0.5,
     busy: Callable[[], bool] | None = None,
+    lowest_priority: bool = True,
     stats: PaceStats | None = None,
     **kwargs,
 ):
@@ -146,6 +159,8 @@ def run_paced(
             _die_with_parent()
             if os.getppid() != parent:  # the parent died before prctl took effect
                 os._exit(71)
+            if lowest_priority:
+                _lowest_priority()
             try:
                 outcome = ("ok", function(*args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - carried to the parent

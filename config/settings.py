@@ -200,7 +200,7 @@ SCORING_RUN_TIMEOUT = float(os.environ.get("SCORING_RUN_TIMEOUT", "3600"))
 # scoring computation runs in slices of SCORING_PACE_SLICE_MS and uses at most this share
 # of a core, so requests find an idle core (bws/pacing.py). 1 turns pacing off: do that
 # when the worker has CPUs of its own.
-SCORING_CPU_SHARE = float(os.environ.get("SCORING_CPU_SHARE", "0.25"))
+SCORING_CPU_SHARE = float(os.environ.get("SCORING_CPU_SHARE", "0.1"))
 SCORING_PACE_SLICE_MS = float(os.environ.get("SCORING_PACE_SLICE_MS", "1"))
 
 REST_FRAMEWORK = {

@@ -78,13 +78,15 @@ def test_intervals_equal_percentiles_of_judgment_weighted_resamples(method):
     # bootstrap_intervals sums judgments per tuple first; the result must not change.
     judgments, _ = simulated(50, per_tuple=3, seed=10)
     fitted = scoring.fit(method, judgments)
-    result = bootstrap.bootstrap_intervals(judgments, method, scores=fitted, resamples=60, seed=4)
+    result = bootstrap.bootstrap_intervals(
+        judgments, method, scores=fitted, resamples=60, seed=4, solver_tolerance=1e-10
+    )
     weights = bootstrap.resample_weights(judgments, 60, seed=4)
     if method == "counting":
         samples = bootstrap._counting_samples(judgments, weights)
     else:
         model = scoring.model_for(method, judgments)
-        samples = bootstrap._newton_samples(model, fitted.scores, 0.01, weights, 1e-6)
+        samples = bootstrap._newton_samples(model, fitted.scores, 0.01, weights, 1e-10)
     low, high = np.nanpercentile(samples, [2.5, 97.5], axis=1)
     np.testing.assert_allclose(result.low, low, atol=1e-5)
     np.testing.assert_allclose(result.high, high, atol=1e-5)
@@ -140,3 +142,18 @@ def test_bad_arguments_are_refused():
         bootstrap.bootstrap_intervals(judgments, "counting", resamples=0)
     with pytest.raises(ValueError, match="level"):
         bootstrap.bootstrap_intervals(judgments, "counting", level=1.5)
+
+
+@pytest.mark.parametrize("method", ["bradley_terry", "plackett_luce"])
+def test_default_solver_tolerance_moves_intervals_far_less_than_monte_carlo_error(method):
+    # The default CG tolerance (1e-4) is chosen for speed; its intervals must stay within
+    # 1% of the interval width of a tight solve, well under a percentile's sampling error.
+    judgments, _ = simulated(300, per_tuple=2, seed=21)
+    fitted = scoring.fit(method, judgments)
+    loose = bootstrap.bootstrap_intervals(judgments, method, scores=fitted, resamples=200, seed=5)
+    tight = bootstrap.bootstrap_intervals(
+        judgments, method, scores=fitted, resamples=200, seed=5, solver_tolerance=1e-10
+    )
+    width = np.mean(tight.high - tight.low)
+    assert np.max(np.abs(loose.low - tight.low)) < 0.01 * width
+    assert np.max(np.abs(loose.high - tight.high)) < 0.01 * width

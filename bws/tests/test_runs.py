@@ -67,6 +67,46 @@ def test_run_stores_scores_intervals_reliability_convergence(study):
     assert written.read_text().splitlines()[0].startswith("item_id,text,score,ci_low")
 
 
+@pytest.mark.parametrize("busy", [True, False])
+def test_a_paced_run_stores_exactly_what_a_foreground_run_stores(study, monkeypatch, busy):
+    # The worker computes in a paced child process (bws/pacing.py); the numbers, the
+    # stats text and the output file must not depend on it.
+    from bws import pacing
+
+    real = pacing.run_paced
+    children = []
+
+    def spy(function, *args, **kwargs):
+        kwargs["busy"] = lambda: busy
+        stats = kwargs.setdefault("stats", pacing.PaceStats())
+        result = real(function, *args, **kwargs)
+        children.append(stats)
+        return result
+
+    monkeypatch.setattr(pacing, "run_paced", spy)
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    annotate(project, ["overall_quality"], n_users=3, per_user=30)
+    runs = []
+    for paced in (False, True):
+        run = services.request_run(project=project, scheme="overall_quality", bootstrap=100)
+        runs.append(services.execute_run(run.pk, paced=paced))
+    assert len(children) == 1 and children[0].wall > 0  # only the paced run forked
+    foreground, background = runs
+    assert background.status == "ok"
+
+    def stored(run):
+        return list(
+            ItemScore.objects.filter(run=run)
+            .order_by("item_index")
+            .values_list("item_id", "score", "ci_low", "ci_high", "best", "worst", "rank")
+        )
+
+    assert stored(background) == stored(foreground) and len(stored(background)) == 6
+    assert background.stats_text == foreground.stats_text
+    assert background.reliability == foreground.reliability
+    assert background.convergence == foreground.convergence
+
+
 def test_platform_and_file_mode_give_the_same_scores(study, tmp_path):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     annotate(project, ["overall_quality"], n_users=3, per_user=30)
