@@ -569,7 +569,14 @@ def measure_latency(args, conn, clients, manager, worker_pid, server) -> dict:
             idle.append((w0, ms))
             parts["idle"].append((ms, timing))
     run_seconds = sum(f - s for s, f, _ in spans)
+    # While the 50 annotators keep working: from the manager's request to an ok run
+    requested = [
+        (r["method"], r["finished"] - r["created"])
+        for r in runs(conn, wall_begin - 1)
+        if r["status"] == "ok" and r["finished"]
+    ]
     result = {
+        "request_to_fresh": requested,
         "submits": len(out["submits"]),
         "errors": out["errors"] + log,
         "runs": [(m, round(f - s, 1)) for s, f, m in spans],
@@ -831,6 +838,11 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
             + ", ".join(f"{k} {lat['cpu'][k]:.2f}" for k in ("web", "pg", "loadgen", "worker"))
             + f", everything else {lat['cpu']['other']:.2f}; "
             f"machine {lat['cpu']['machine']:.2f} of {lat['cpu']['cores']:.0f}"
+        )
+    if lat.get("request_to_fresh"):
+        print(
+            "while the annotators work, re-score request -> fresh run, s: "
+            + ", ".join(f"{m} {v:.1f}" for m, v in lat["request_to_fresh"])
         )
     if lat["errors"]:
         print("ERRORS: " + "; ".join(lat["errors"][:5]))

@@ -30,7 +30,10 @@ from bws.core.scoring import (
 UNITS = ("tuple", "judgment", "annotator")
 DEFAULT_RESAMPLES = 1000
 # Resamples solved at once: bounds memory to about 10 (n_items x chunk) float64 arrays.
-CHUNK_CELLS = 250_000
+# 100,000 cells keeps that near 8 MB, so a run beside annotators does not flush the
+# caches their requests use, and it is as fast as larger chunks (10,000 items, 1000
+# resamples: 1.4-1.5 s of CPU; 4,000,000 cells took 3.9 s, mostly zeroing new pages).
+CHUNK_CELLS = 100_000
 
 
 @dataclass(frozen=True, eq=False)
