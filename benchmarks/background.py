@@ -6,7 +6,7 @@ One project of 10,000 items (dialect A, T = 4, r = 8, so 20,000 tuples, cap 2,
 bws_config.scoring.method bradley_terry, 1000 bootstrap resamples) is built in a bench
 database of its own (dropped and recreated), 20,000 judgments (one per tuple, drawn from
 the MaxDiff model) are imported with `import_annotations`, then a private redis-server,
-gunicorn (2 workers x 8 threads, as in benchmarks/queue.py) and one Celery worker at
+gunicorn (--workers x --threads, 2 x 8 unless given; RESULTS.md uses 4 x 2) and one Celery worker at
 concurrency 1 are started on 127.0.0.1 with SCORING_SESSION_GAP = --gap.
 
   (1) session -> fresh scores: 10 annotators answer 3 units each with no think time (a
@@ -22,7 +22,16 @@ concurrency 1 are started on 127.0.0.1 with SCORING_SESSION_GAP = --gap.
       1000 resamples), each followed by a quiet spell. Each submit is classed by its
       wall-clock span: during a run (it overlaps [started_at, finished_at] of a run) or
       idle (more than 1 s away from any run). Reported: p50/p95/p99 of both, the p95 ratio
-      with a 1000-resample interval (resampling 1-second blocks of submits).
+      with a 1000-resample interval (resampling 1-second blocks of submits). The manager
+      polls the run every --poll seconds (1 s), between runs too, so both kinds of
+      spell carry the same load. The server adds a Server-Timing header
+      (SERVER_TIMING=1, config/timing.py), which splits each submit's time into outside
+      Django, CPU, database and other (waiting); and from the manager's request to an ok
+      run is reported too (fresh scores while the annotators keep working).
+
+Runs in the worker are paced (bws/pacing.py, SCORING_CPU_SHARE from the environment).
+--worker-cpus / --web-cpus / --pg-cpus pin the processes with taskset, --worker-nice and
+--worker-sched-idle lower the worker's priority: the experiments in RESULTS.md.
 
 The script reuses setup and client code from benchmarks/queue.py. Figures, not assertions.
 """

@@ -159,6 +159,10 @@ def run_paced(
             _die_with_parent()
             if os.getppid() != parent:  # the parent died before prctl took effect
                 os._exit(71)
+            # The parent's handlers (a Celery worker's warm shutdown) are not ours: a
+            # stop request simply ends the computation; the parent decides what follows.
+            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1):
+                signal.signal(number, signal.SIG_DFL)
             if lowest_priority:
                 _lowest_priority()
             try:
