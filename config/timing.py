@@ -55,17 +55,3 @@ class ServerTimingMiddleware:
             f'db;dur={clock.seconds * 1000:.1f};desc="{clock.count} queries"'
         )
         return response
-
-
-def parse(header: str) -> dict[str, float]:
-    """``{"app": 12.1, "cpu": 7.9, "db": 3.0}`` from a Server-Timing header."""
-    out = {}
-    for part in header.split(","):
-        fields = [f.strip() for f in part.split(";")]
-        for f in fields[1:]:
-            if f.startswith("dur="):
-                try:
-                    out[fields[0]] = float(f[4:])
-                except ValueError:
-                    pass
-    return out
