@@ -31,6 +31,7 @@ from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PR_SET_PDEATHSIG = 1
+FIRST_CHECK = 0.2  # seconds before the first look at the machine (paced until then)
 
 
 class PacedError(RuntimeError):
@@ -179,7 +180,7 @@ def run_paced(
     load = OtherLoad(lambda: [pid]) if busy is None else None
     is_busy = busy if busy is not None else (lambda: (load() or 0.0) > busy_threshold)
     paced = True  # until the first look at the machine: assume annotators are working
-    next_check = time.monotonic() + check_every
+    next_check = time.monotonic() + min(check_every, FIRST_CHECK)
     status = None
     try:
         while True:
