@@ -22,8 +22,8 @@ from .core.scoring import METHODS
 from .models import BwsTuple, ItemScore, ScoreRun, ScoringState
 
 log = logging.getLogger(__name__)
-WRITE_BATCH_PACED = 500
-WRITE_PAUSE_PACED = 0.02  # seconds between batches of a paced run's ItemScore rows
+WRITE_BATCH_PACED = 250
+WRITE_PAUSE_PACED = 0.03  # seconds between batches of a paced run's ItemScore rows
 
 
 @dataclass
@@ -293,28 +293,29 @@ def _compute(run: ScoreRun, selectors, *, paced: bool = False) -> _Computed:
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
         ItemScore.objects.filter(run=run).delete()  # a retried run starts clean
-        objects = [
-            ItemScore(
-                run=run,
-                item_index=index_of[row.item_id],
-                item_id=row.item_id,
-                score=_finite(row.score),
-                ci_low=_finite(row.ci_low),
-                ci_high=_finite(row.ci_high),
-                best=row.best_count,
-                worst=row.worst_count,
-                appearances=row.appearances,
-                rank=row.rank,
-            )
-            for row in rows
-        ]
         # Paced runs write in small batches with pauses, so the database serves the
         # annotators' requests in between; the rows of a run nobody reads yet may wait.
         batch = WRITE_BATCH_PACED if paced else 5000
-        for start in range(0, len(objects), batch):
+        for start in range(0, len(rows), batch):
             if paced and start:
                 time.sleep(WRITE_PAUSE_PACED)
-            ItemScore.objects.bulk_create(objects[start : start + batch])
+            ItemScore.objects.bulk_create(
+                [
+                    ItemScore(
+                        run=run,
+                        item_index=index_of[row.item_id],
+                        item_id=row.item_id,
+                        score=_finite(row.score),
+                        ci_low=_finite(row.ci_low),
+                        ci_high=_finite(row.ci_high),
+                        best=row.best_count,
+                        worst=row.worst_count,
+                        appearances=row.appearances,
+                        rank=row.rank,
+                    )
+                    for row in rows[start : start + batch]
+                ]
+            )
         ScoreRun.objects.filter(pk=run.pk).update(
             status=ScoreRun.Status.OK,
             finished_at=timezone.now(),
