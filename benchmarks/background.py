@@ -508,16 +508,7 @@ def block_bootstrap_ratio(busy, idle, q=95, resamples=1000, seed=0):
 
 def group_cpu(pid: int) -> float:
     """CPU seconds of a process and its children (a Celery prefork master and its child)."""
-    pids = [pid]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                pids.append(int(entry.name))
-    return sum(qb.proc_cpu(p) for p in pids)
+    return sum(qb.proc_cpu(p) for p in [pid, *children_of(pid)])
 
 
 def measure_latency(args, conn, clients, manager, worker_pid, server) -> dict:

@@ -184,8 +184,9 @@ def run_paced(
     status = None
     try:
         while True:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
+            done, code, usage = os.wait4(pid, os.WNOHANG)
+            if done:  # without WUNTRACED only an exit or a killing signal is reported
+                status = code
                 stats.child_cpu = usage.ru_utime + usage.ru_stime
                 break
             now = time.monotonic()
@@ -201,12 +202,10 @@ def run_paced(
                 stats.paced_seconds += off_seconds + slice_seconds
             else:
                 time.sleep(min(0.02, check_every))
-    except BaseException:
-        _kill(pid)
-        raise
-    finally:
-        if status is None or not os.WIFEXITED(status) and not os.WIFSIGNALED(status):
+    finally:  # also on an exception here (a task time limit): no child is left behind
+        if status is None:
             _kill(pid)
+            Path(result_path).unlink(missing_ok=True)
         stats.wall = time.monotonic() - start
     try:
         with open(result_path, "rb") as f:
@@ -215,8 +214,6 @@ def run_paced(
         outcome = None
     finally:
         Path(result_path).unlink(missing_ok=True)
-    if status is None:
-        raise PacedError("the scoring process did not finish")
     if os.WIFSIGNALED(status):
         raise PacedError(f"the scoring process was killed by signal {os.WTERMSIG(status)}")
     if outcome is None:

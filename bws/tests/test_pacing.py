@@ -145,3 +145,23 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _write_pid_and_wait(path: str) -> None:
+    Path(path).write_text(str(os.getpid()))
+    while True:
+        time.sleep(0.01)
+
+
+def test_an_error_in_the_parent_leaves_no_child_behind(tmp_path):
+    # e.g. a task time limit raised while the parent paces the child
+    pid_file = tmp_path / "child.pid"
+
+    def busy():
+        if pid_file.exists() and pid_file.read_text():
+            raise TimeoutError("time limit")
+        return True
+
+    with pytest.raises(TimeoutError):
+        pacing.run_paced(_write_pid_and_wait, str(pid_file), check_every=0.02, busy=busy)
+    assert not _alive(int(pid_file.read_text()))
