@@ -234,6 +234,12 @@ if env_bool("SECURE_COOKIES", False):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
 
+# --- Trust boundaries: limits on what users control (platform/DEPLOY.md, "Limits") ---
+
+# --- Trust boundaries: login protection (platform/DEPLOY.md, "Login protection") ---
+
+# --- Trust boundaries: production settings (platform/DEPLOY.md, "Production settings") ---
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
