@@ -8,7 +8,6 @@ functions on judgments read from the database, so both give the same numbers.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from bws.core.scoring import (
     Scores,
     fit,
 )
+from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
 from projects.datafiles import LoadedData, load_items
 from projects.interchange import UnitRecord, read_directory
@@ -246,7 +246,8 @@ def write_score_table(rows: list[ScoreRow], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     delimiter = "," if path.suffix.lower() == ".csv" else "\t"
     with open(path, "w", encoding="utf-8", newline="") as stream:
-        writer = csv.writer(stream, delimiter=delimiter, lineterminator="\n")
+        # Formula-like cells are guarded, plain numbers stay numbers (projects/spreadsheet.py).
+        writer = spreadsheet.writer(stream, delimiter=delimiter, lineterminator="\n")
         writer.writerow(TABLE_COLUMNS)
         for row in rows:
             writer.writerow(

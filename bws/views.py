@@ -9,12 +9,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from projects import selectors as project_selectors
+from projects.downloads import attachment
 from projects.models import Unit
 
 from . import charts, selectors, services, tasks
@@ -152,9 +153,8 @@ def download(request, slug):
     with tempfile.TemporaryDirectory() as folder:
         path = services.write_run_table(run, Path(folder) / f"scores.{fmt}")
         body = path.read_bytes()
-    response = HttpResponse(
-        body, content_type="text/csv" if fmt == "csv" else "text/tab-separated-values"
+    return attachment(
+        body,
+        filename=f"{project.slug}-{scheme}-{run.method}.{fmt}",
+        content_type="text/csv" if fmt == "csv" else "text/tab-separated-values",
     )
-    name = f"{project.slug}-{scheme}-{run.method}.{fmt}"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from projects import spreadsheet
 from projects.problems import FileProblem, FileProblemsError
 
 MAX_PROBLEMS = 20
@@ -307,7 +308,10 @@ def flatten(record: UnitRecord, columns: list[str]) -> dict[str, str]:
 def write_table(
     records: Iterable[UnitRecord], target: str | Path | IO[str], *, delimiter: str | None = None
 ) -> int:
-    """Write the flattened records as CSV (or TSV: by ``delimiter`` or a .tsv path)."""
+    """Write the flattened records as CSV (or TSV: by ``delimiter`` or a .tsv path).
+
+    Cells a spreadsheet would run as a formula are guarded (projects/spreadsheet.py).
+    """
     records = list(records)
     if isinstance(target, (str, Path)):
         if delimiter is None:
@@ -315,7 +319,7 @@ def write_table(
         with open(target, "w", encoding="utf-8", newline="") as stream:
             return write_table(records, stream, delimiter=delimiter)
     columns = table_columns(records)
-    writer = csv.DictWriter(target, fieldnames=columns, delimiter=delimiter or ",")
+    writer = spreadsheet.DictWriter(target, fieldnames=columns, delimiter=delimiter or ",")
     writer.writeheader()
     for record in records:
         writer.writerow(flatten(record, columns))
@@ -323,12 +327,15 @@ def write_table(
 
 
 def read_table_text(text: str, name: str = "<table>", *, delimiter: str = ",") -> list[UnitRecord]:
-    """Records from a flattened CSV/TSV table (header on line 1; empty cells are no answer)."""
+    """Records from a flattened CSV/TSV table (header on line 1; empty cells are no answer).
+
+    The formula guard an export adds is taken off, so an exported table reads back exactly.
+    """
     problems = _Problems()
     records: list[UnitRecord] = []
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     try:
-        header = next(reader, None)
+        header = [spreadsheet.unguard(cell) for cell in next(reader, None) or []]
         if not header:
             problems.add(name, 1, "no header row")
             raise _Problems.Full
@@ -342,6 +349,7 @@ def read_table_text(text: str, name: str = "<table>", *, delimiter: str = ",") -
             if len(row) != len(header):
                 problems.add(name, line, f"{len(row)} cells, the header has {len(header)}")
                 continue
+            row = [spreadsheet.unguard(cell) for cell in row]
             data = _unflatten(dict(zip(header, row, strict=True)), header, name, line, problems)
             if data is not None:
                 record = _parse(data, name, line, problems)
