@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -18,6 +18,7 @@ from . import selectors, services
 from .annotation_files import write_export
 from .answer_forms import answers_from_post
 from .answers import SubmitRefused, submit_answers
+from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
 from .models import Assignment, Item, Lab, Membership, Unit
 from .queue import next_unit
@@ -311,6 +312,4 @@ def project_export(request, slug):
         write_export(project, path, fmt)
         body = path.read_bytes()
     types = {"jsonl": "application/jsonl", "csv": "text/csv", "tsv": "text/tab-separated-values"}
-    response = HttpResponse(body, content_type=types[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{path.name}"'
-    return response
+    return attachment(body, filename=path.name, content_type=types[fmt])
