@@ -1,0 +1,194 @@
+"""A small two-lab world for the security tests: who is who, and a project with something
+behind every URL (items, tuples, units, answers, a score run, an agreement report)."""
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+ROLES = (
+    "anonymous",
+    "no_lab",
+    "annotator",
+    "other_annotator",
+    "lab_member",
+    "other_admin",
+    "lab_admin",
+    "superuser",
+)
+
+PASSWORD = "pw-for-tests-123"
+
+BWS_CONFIG = """annotation_task_name: Security world
+data_files: [items.jsonl]
+item_properties: {id_key: id, text_key: text}
+bws_config:
+  tuple_size: 4
+  min_item_appearances: 4
+  seed: 7
+  scoring: {method: counting}
+annotation_schemes:
+  - annotation_type: bws
+    name: quality
+    description: Best and worst
+    tuple_size: 4
+"""
+
+RADIO_CONFIG = """annotation_task_name: Other lab's study
+data_files: [docs.jsonl]
+annotation_schemes:
+  - {annotation_type: radio, name: topic, description: Topic, labels: [sport, politics]}
+"""
+
+
+@dataclass
+class World:
+    """Two labs; `project` (BWS, lab 1) is the one every role is judged against; the
+    `other_project` in lab 2 gives the other lab's annotator and admin something of their own."""
+
+    lab: object
+    other_lab: object
+    project: object
+    other_project: object
+    users: dict = field(default_factory=dict)  # role -> user (no entry for anonymous)
+    unit: object = None  # a unit the annotator answered
+    run: object = None  # a good score run of the project
+    report: object = None  # a stored agreement report of the project
+    token: str = ""  # the annotator's API token, from the token endpoint
+    token_key: str = ""  # its public name
+
+    def user(self, role):
+        return self.users.get(role)
+
+
+def build_world(tmp_path) -> World:
+    from django.contrib.auth.models import Group
+    from django.test import Client
+    from django.urls import reverse
+
+    from agreement import services as agreement_services
+    from bws import services as bws_services
+    from projects.answers import submit_answers
+    from projects.models import Assignment, Membership
+    from projects.queue import next_unit
+    from projects.services import create_lab, import_project, mark_model_judge
+    from projects.tests.factories import MembershipFactory, UserFactory
+
+    def person(username, **extra):
+        return UserFactory(username=username, password=PASSWORD, **extra)
+
+    users = {
+        "no_lab": person("nolab"),
+        "annotator": person("annotator"),
+        "other_annotator": person("otherannotator"),
+        "lab_member": person("labmember"),
+        "other_admin": person("otheradmin"),
+        "lab_admin": person("labadmin"),
+        "superuser": person("root", is_staff=True, is_superuser=True),
+    }
+    lab = create_lab(
+        name="Lab One", slug="lab-one", admins=[users["lab_admin"]], members=[users["lab_member"]]
+    )
+    other_lab = create_lab(
+        name="Lab Two",
+        slug="lab-two",
+        admins=[users["other_admin"]],
+        members=[users["other_annotator"]],
+    )
+
+    folder = tmp_path / "world"
+    folder.mkdir()
+    items = [{"id": f"it{n}", "text": f"Sentence number {n}"} for n in range(8)]
+    (folder / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    (folder / "config.yaml").write_text(BWS_CONFIG)
+    project = import_project(config_path=folder / "config.yaml", lab=lab, slug="bws-study").project
+    docs = [{"id": f"doc{n}", "text": f"Document {n}"} for n in range(3)]
+    (folder / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "other.yaml").write_text(RADIO_CONFIG)
+    other_project = import_project(
+        config_path=folder / "other.yaml", lab=other_lab, slug="other-study"
+    ).project
+    MembershipFactory(user=users["annotator"], project=project, role=Membership.Role.ANNOTATOR)
+    MembershipFactory(
+        user=users["other_annotator"], project=other_project, role=Membership.Role.ANNOTATOR
+    )
+
+    # Answers from the annotator and two helpers, so scores and agreement exist.
+    helpers = [person("helper1"), person("helper2")]
+    for user in helpers:
+        MembershipFactory(user=user, project=project, role=Membership.Role.ANNOTATOR)
+    answered = None
+    for n, user in enumerate([users["annotator"], *helpers]):
+        while (unit := next_unit(project=project, user=user)) is not None:
+            ids = unit.bws_tuple.item_ids
+            ranked = sorted(ids)
+            submit_answers(
+                project=project,
+                user=user,
+                unit_id=unit.pk,
+                answers={"quality": {"best": ranked[0], "worst": ranked[-1]}},
+                client_id=f"00000000-0000-4000-8000-{n:04d}{unit.pk:08d}",
+            )
+            if user == users["annotator"] and answered is None:
+                answered = unit
+    assert Assignment.objects.filter(unit=answered, annotator=users["annotator"]).exists()
+
+    run = bws_services.request_run(project=project, scheme="quality", bootstrap=20)
+    run = bws_services.execute_run(run.pk)
+    assert run.status == "ok", run.error
+    report = agreement_services.compute_report(project=project)
+    mark_model_judge(user=person("judge"), model_name="a model")
+    Group.objects.create(name="reviewers")
+    token = api_token("annotator")
+    failed = api_login("nobody", "wrong password")  # leaves a record of a failed login
+    assert failed.status_code == 400, failed.content
+    web = Client().post(reverse("login"), {"username": "annotator", "password": PASSWORD})
+    assert web.status_code == 302, "the annotator logs in on the web"
+    reset = Client().post(reverse("password_reset"), {"email": users["annotator"].email})
+    assert reset.status_code == 302, "the annotator asks for a password reset"
+    return World(
+        lab=lab,
+        other_lab=other_lab,
+        project=project,
+        other_project=other_project,
+        users=users,
+        unit=answered,
+        run=run,
+        report=report,
+        token=token["token"],
+        token_key=token.get("token_key", ""),
+    )
+
+
+def api_login(username: str, password: str):
+    """POST to the token endpoint, as an API client logs in."""
+    from django.test import Client
+    from django.urls import reverse
+
+    return Client().post(
+        reverse("api-token"),
+        {"username": username, "password": password},
+        content_type="application/json",
+    )
+
+
+def api_token(username: str, password: str = PASSWORD) -> dict:
+    """A new API token for the user: the token endpoint's JSON reply."""
+    response = api_login(username, password)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.fixture
+def fast_passwords(settings):
+    """A cheap password hasher, so creating and logging in test users costs no CPU."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def world(db, tmp_path, fast_passwords, monkeypatch):
+    """The two-lab world (see World), built with no task sent to a broker."""
+    from bws import services as bws_services
+
+    monkeypatch.setattr(bws_services, "send_task", lambda *a, **k: True)
+    return build_world(tmp_path)
