@@ -1,6 +1,7 @@
 """Annolab settings, read from the environment (see platform/annolab.env.example)."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -39,7 +40,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -57,6 +59,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it turns a locked-out login into its refusal (projects/login_protection.py).
+    "axes.middleware.AxesMiddleware",
 ]
 # Server-Timing header with app / cpu / db time per request (config/timing.py)
 SERVER_TIMING = env_bool("SERVER_TIMING", False)
@@ -86,6 +90,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        # A pooled connection that died (database restart) is replaced before use, not failed.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -205,7 +211,7 @@ SCORING_PACE_SLICE_MS = float(os.environ.get("SCORING_PACE_SLICE_MS", "1"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -213,7 +219,6 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("LOGIN_THROTTLE_RATE", "30/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Annolab API",
@@ -237,6 +242,46 @@ if env_bool("SECURE_COOKIES", False):
 # --- Trust boundaries: limits on what users control (platform/DEPLOY.md, "Limits") ---
 
 # --- Trust boundaries: login protection (platform/DEPLOY.md, "Login protection") ---
+# Every login path (web, admin, API token) goes through django.contrib.auth.authenticate,
+# where django-axes refuses locked-out attempts. Its counters live in the database, so
+# every process shares them and logins work while Redis is down.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Proxies in front of the site that append the address they saw to X-Forwarded-For.
+# 0: the header is ignored and the client is the connection's address (REMOTE_ADDR).
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+# Failed logins per account (from any address), and per address (over any accounts),
+# counted until LOGIN_COOLOFF_MINUTES pass without a new failure.
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "50"))
+LOGIN_COOLOFF_MINUTES = int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15"))
+AXES_HANDLER = "projects.login_protection.LoginFailureHandler"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = "projects.login_protection.account_failure_limit"
+AXES_COOLOFF_TIME = "projects.login_protection.cool_off"
+AXES_CLIENT_IP_CALLABLE = "projects.login_protection.client_address"
+AXES_LOCKOUT_CALLABLE = "projects.login_protection.lockout_response"
+# Attempts refused during a lockout are not counted: they neither extend the lock nor
+# push the address towards its limit (so one locked account does not lock its neighbours).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# A success must not clear the address's failures (a sprayer would log in to an account
+# of their own between guesses).
+AXES_RESET_ON_SUCCESS = False
+AXES_VERBOSE = False
+# Password-reset e-mails per address and per e-mail address within the window.
+PASSWORD_RESET_ADDRESS_LIMIT = int(os.environ.get("PASSWORD_RESET_ADDRESS_LIMIT", "10"))
+PASSWORD_RESET_EMAIL_LIMIT = int(os.environ.get("PASSWORD_RESET_EMAIL_LIMIT", "3"))
+PASSWORD_RESET_WINDOW_MINUTES = int(os.environ.get("PASSWORD_RESET_WINDOW_MINUTES", "60"))
+# API tokens (django-rest-knox): sent as `Authorization: Token <key>`, stored hashed,
+# valid for API_TOKEN_TTL_HOURS; their owner lists and revokes them.
+API_TOKEN_TTL_HOURS = float(os.environ.get("API_TOKEN_TTL_HOURS", "720"))
+API_TOKENS_PER_USER = int(os.environ.get("API_TOKENS_PER_USER", "100"))
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
+    "AUTH_HEADER_PREFIX": "Token",
+}
 
 # --- Trust boundaries: production settings (platform/DEPLOY.md, "Production settings") ---
 
@@ -245,4 +290,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # Failed logins and lockouts are warnings; axes' per-request housekeeping is not news.
+    "loggers": {"axes": {"level": "WARNING"}},
 }

@@ -9,6 +9,7 @@ from .models import (
     Lab,
     LabMembership,
     Membership,
+    PasswordResetRequest,
     Project,
     Submission,
     Unit,
@@ -114,3 +115,12 @@ class AnnotatorProfileAdmin(admin.ModelAdmin):
     list_display = ["user", "is_model", "model_name"]
     list_filter = ["is_model"]
     search_fields = ["user__username", "model_name"]
+
+
+@admin.register(PasswordResetRequest)
+class PasswordResetRequestAdmin(admin.ModelAdmin):
+    """Recent reset requests, as the reset throttle counts them (deleting one frees a slot)."""
+
+    list_display = ["requested_at", "address"]
+    readonly_fields = ["address", "email_digest", "requested_at"]
+    search_fields = ["address"]

@@ -1,16 +1,12 @@
-"""REST views for annotators: token, projects, the queue, answers."""
+"""REST views for annotators: projects, the queue, answers (tokens: projects/token_api.py)."""
 
 import django_filters
-from django.contrib.auth import authenticate
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from . import selectors
@@ -76,51 +72,6 @@ def visible_project(request, slug) -> Project:
     if project is None:
         raise Http404
     return project
-
-
-class TokenInputSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
-
-
-class TokenOutputSerializer(serializers.Serializer):
-    token = serializers.CharField()
-
-
-class LoginRateThrottle(ScopedRateThrottle):
-    """Token requests per address and username (the `login` rate in settings)."""
-
-    def get_cache_key(self, request, view):
-        username = str(request.data.get("username", "")).strip().lower()
-        return self.cache_format % {
-            "scope": self.scope,
-            "ident": f"{self.get_ident(request)}:{username}",
-        }
-
-
-class TokenApi(APIView):
-    """Exchange a username and password for an API token (send it as `Authorization: Token ...`)."""
-
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
-    throttle_classes = [LoginRateThrottle]
-    throttle_scope = "login"
-
-    @extend_schema(request=TokenInputSerializer, responses={200: TokenOutputSerializer})
-    def post(self, request):
-        data = TokenInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        user = authenticate(
-            request,
-            username=data.validated_data["username"],
-            password=data.validated_data["password"],
-        )
-        if user is None or not user.is_active:
-            raise ValidationError(
-                {"non_field_errors": ["Unable to log in with these credentials."]}
-            )
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
 
 
 class UnitItemSerializer(serializers.Serializer):

@@ -283,3 +283,21 @@ class AnnotatorProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({'model' if self.is_model else 'person'})"
+
+
+class PasswordResetRequest(models.Model):
+    """A request for a password-reset e-mail, kept while the reset throttle's window lasts
+    (projects/login_protection.py); the e-mail address is stored only as a keyed hash."""
+
+    address = models.GenericIPAddressField(null=True)
+    email_digest = models.CharField(max_length=64)
+    requested_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["address", "requested_at"]),
+            models.Index(fields=["email_digest", "requested_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"reset request from {self.address} at {self.requested_at}"

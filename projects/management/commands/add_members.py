@@ -1,4 +1,6 @@
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Membership, Project
@@ -24,6 +26,15 @@ class Command(BaseCommand):
             raise CommandError(f"no project with slug {options['slug']!r}")
         if options["password"] and not options["create"]:
             raise CommandError("--password only applies with --create")
+        if options["password"]:
+            User = get_user_model()
+            for username in options["usernames"]:
+                try:
+                    validate_password(options["password"], user=User(username=username))
+                except ValidationError as exc:
+                    raise CommandError(
+                        f"--password for {username}: {' '.join(exc.messages)}"
+                    ) from exc
         try:
             changes = add_project_members(
                 project=project,
