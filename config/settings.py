@@ -237,6 +237,12 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if env_bool("SECURE_COOKIES", False):
     SESSION_COOKIE_SECURE = True
+    # JSON bodies are checked for depth before parsing (projects/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "projects.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     CSRF_COOKIE_SECURE = True
 
 # --- Trust boundaries: limits on what users control (platform/DEPLOY.md, "Limits") ---
@@ -258,6 +264,14 @@ LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "50"))
 LOGIN_COOLOFF_MINUTES = int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15"))
 AXES_HANDLER = "projects.login_protection.LoginFailureHandler"
+# Answers, on every submit path (projects/validation.py), and API request bodies
+# (projects/parsers.py).
+ANSWER_MAX_TEXT_LENGTH = int(os.environ.get("ANSWER_MAX_TEXT_LENGTH", "10000"))
+ANSWER_MAX_OBJECTS = int(os.environ.get("ANSWER_MAX_OBJECTS", "1000"))
+ANSWER_MAX_DEPTH = int(os.environ.get("ANSWER_MAX_DEPTH", "20"))
+ANSWER_MAX_BYTES = int(os.environ.get("ANSWER_MAX_BYTES", str(1024 * 1024)))
+REQUEST_MAX_JSON_DEPTH = int(os.environ.get("REQUEST_MAX_JSON_DEPTH", "32"))
+REQUEST_MAX_JSON_BYTES = int(os.environ.get("REQUEST_MAX_JSON_BYTES", str(4 * 1024 * 1024)))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_FAILURE_LIMIT = "projects.login_protection.account_failure_limit"
 AXES_COOLOFF_TIME = "projects.login_protection.cool_off"

@@ -3,18 +3,39 @@ values the REST API takes. Field names: `S` for single values, `S__best`/`S__wor
 `S__step__N` for trace steps, parallel lists such as `S__start`/`S__end` for segment and box
 rows."""
 
+import re
+
 from django.http import QueryDict
 
-from .validation import TRACE_TYPES, AnswerError
+from .validation import MAX_MILLISECONDS, TRACE_TYPES, AnswerError
 
 BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
+# What a browser's number field sends: ASCII digits only (float() would also take other
+# scripts' digits, "inf", "nan" and underscores).
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+WHOLE = re.compile(r"[0-9]+")
+
+
+def _quoted(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
 
 
 def _float(text: str, what: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{what}: {text!r} is not a number") from None
+    if DECIMAL.fullmatch(text) and len(text) <= 400:
+        return float(text)  # may be inf: the scheme's check refuses non-finite numbers
+    raise ValueError(f"{what}: {_quoted(text)} is not a number (write it with the digits 0-9)")
+
+
+def time_taken_from_post(post: QueryDict) -> int | None:
+    """The page's time_taken_ms field: empty, or a whole number of milliseconds."""
+    text = post.get("time_taken_ms", "").strip()
+    if not text:
+        return None
+    if WHOLE.fullmatch(text) and len(text) <= 10 and int(text) <= MAX_MILLISECONDS:
+        return int(text)
+    raise AnswerError(
+        {"time_taken_ms": f"give a whole number of milliseconds from 0 to {MAX_MILLISECONDS}"}
+    )
 
 
 def _rows(post: QueryDict, name: str, fields: tuple[str, ...]) -> list[dict]:
@@ -44,8 +65,9 @@ def answers_from_post(schemes: list[dict], post: QueryDict) -> dict:
             elif kind == "multiselect":
                 answers[name] = post.getlist(name)
             elif kind == "likert":
-                value = post.get(name, "")
-                answers[name] = int(value) if value.isdigit() else (value or None)
+                value = post.get(name, "").strip()
+                whole = WHOLE.fullmatch(value) and len(value) < 20
+                answers[name] = int(value) if whole else (value or None)
             elif kind in ("radio", "text"):
                 answers[name] = post.get(name) or None
             elif kind in TRACE_TYPES:

@@ -13,7 +13,7 @@ from . import selectors
 from .answers import SubmitRefused, submit_answers
 from .models import Annotation, Project
 from .queue import next_unit
-from .validation import AnswerError
+from .validation import MAX_MILLISECONDS, AnswerError
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -78,7 +78,9 @@ class UnitItemSerializer(serializers.Serializer):
     id = serializers.CharField()
     text = serializers.CharField()
     letter = serializers.CharField()
-    source = serializers.CharField(allow_blank=True)
+    source = serializers.CharField(
+        allow_blank=True, required=False, help_text="Only when the BWS scheme shows sources."
+    )
 
 
 class UnitOutputSerializer(serializers.Serializer):
@@ -104,10 +106,21 @@ class QueueNextApi(APIView):
 
 
 class AnnotationInputSerializer(serializers.Serializer):
-    unit = serializers.IntegerField()
+    unit = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     annotations = serializers.DictField()
     client_id = serializers.UUIDField(required=False, allow_null=True)
-    time_taken_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    time_taken_ms = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_MILLISECONDS
+    )
+
+
+class SubmitRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    annotation_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="Stored under the client_id."
+    )
+    unit_id = serializers.IntegerField(required=False)
+    unit = serializers.CharField(required=False)
 
 
 class AnnotationOutputSerializer(serializers.ModelSerializer):
@@ -161,7 +174,12 @@ class AnnotationsApi(generics.ListCreateAPIView):
         responses={
             201: AnnotationOutputSerializer(many=True),
             200: AnnotationOutputSerializer(many=True),
+            409: SubmitRefusedSerializer,
         },
+        description="Answers a unit the caller holds a live lease on (from queue/next), or "
+        "changes the caller's earlier answer to it. 200 repeats the stored answers when the "
+        "same client_id comes again with the same answers; 409 when the unit is not reserved "
+        "for the caller, or the client_id was used for other answers or another unit.",
     )
     def post(self, request, slug):
         project = visible_project(request, slug)
@@ -178,11 +196,11 @@ class AnnotationsApi(generics.ListCreateAPIView):
             )
         except AnswerError as exc:
             field_errors = {k: [v] for k, v in exc.errors.items()}
-            if set(exc.errors) <= {"unit", "client_id", "annotations"}:
+            if set(exc.errors) <= {"unit", "client_id", "annotations", "time_taken_ms"}:
                 raise ValidationError(field_errors) from exc
             raise ValidationError({"annotations": field_errors}) from exc
         except SubmitRefused as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            return Response(exc.details(), status=status.HTTP_409_CONFLICT)
         body = AnnotationOutputSerializer(result.annotations, many=True).data
         code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
         return Response(body, status=code)

@@ -18,6 +18,7 @@ from .models import (
     Project,
     Unit,
 )
+from .validation import TRACE_TYPES
 
 User = get_user_model()
 
@@ -165,7 +166,8 @@ def display_order(unit: Unit, user, randomize: bool) -> list[int]:
 
 def unit_items(project: Project, unit: Unit, user) -> list[dict]:
     """The tuple's items in display order with their text (the instance's own text where
-    items come from an instance's list) and their letter A, B, C, ..."""
+    items come from an instance's list), their letter A, B, C, ... and, only when the BWS
+    scheme shows sources, their source."""
     if unit.bws_tuple_id is None:
         return []
     ids = unit.bws_tuple.item_ids
@@ -185,14 +187,10 @@ def unit_items(project: Project, unit: Unit, user) -> list[dict]:
     for shown, position in enumerate(order):
         item_id = ids[position]
         text, data = rows.get(item_id, ("", {}))
-        items.append(
-            {
-                "id": item_id,
-                "text": text,
-                "letter": chr(ord("A") + shown),
-                "source": (data or {}).get("system") or (data or {}).get("source") or "",
-            }
-        )
+        item = {"id": item_id, "text": text, "letter": chr(ord("A") + shown)}
+        if options.get("show_source"):
+            item["source"] = (data or {}).get("system") or (data or {}).get("source") or ""
+        items.append(item)
     return items
 
 
@@ -217,15 +215,30 @@ def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
     ]
 
 
+def drawn_fields(project: Project) -> list[str]:
+    """Instance fields a scheme draws on the page: trace steps and segment media."""
+    keys = []
+    for scheme in project.schemes:
+        options = scheme.get("options") or {}
+        if scheme.get("type") in TRACE_TYPES:
+            keys.append(options.get("steps_key") or "steps")
+        elif scheme.get("type") in ("temporal_grounding", "tiered_annotation"):
+            keys.append(options.get("media_key") or "media_url")
+    return keys
+
+
 def unit_payload(project: Project, unit: Unit, user) -> dict:
-    """What an annotator needs to answer a unit (web page and REST API alike)."""
+    """What an annotator sees of a unit, the same on the web page and through the REST API:
+    the items, the context fields, the instance fields the schemes draw, the questions.
+    Nothing the page hides (sources when show_source is off, other instance fields)."""
+    data = (unit.instance.data or {}) if unit.instance_id is not None else {}
     return {
         "id": unit.pk,
         "external_id": unit.external_id,
         "kind": unit.kind,
         "items": unit_items(project, unit, user),
         "context": unit_context_fields(project, unit),
-        "data": dict(unit.instance.data) if unit.instance_id is not None else {},
+        "data": {key: data[key] for key in drawn_fields(project) if key in data},
         "schemes": project.schemes,
     }
 

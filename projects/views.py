@@ -16,7 +16,7 @@ from bws.models import BwsTuple
 
 from . import selectors, services
 from .annotation_files import write_export
-from .answer_forms import answers_from_post
+from .answer_forms import answers_from_post, time_taken_from_post
 from .answers import SubmitRefused, submit_answers
 from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
@@ -86,6 +86,23 @@ def project_detail(request, slug):
     )
 
 
+def _refused(response):
+    """A page shown again with its error messages, answering the bad form with a 400."""
+    response.status_code = 400
+    return response
+
+
+def _user_to_remove(request):
+    """The account named by the form's `remove` field, or None with a message saying why."""
+    text = request.POST.get("remove", "").strip()
+    user = None
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        user = get_user_model().objects.filter(pk=int(text)).first()
+    if user is None:
+        messages.error(request, "Nobody to remove: the form named no known account.")
+    return user
+
+
 @login_required
 @require_POST
 def project_members(request, slug):
@@ -93,7 +110,9 @@ def project_members(request, slug):
     if not selectors.can_manage(request.user, project):
         raise Http404
     if "remove" in request.POST:
-        user = get_object_or_404(get_user_model(), pk=request.POST["remove"])
+        user = _user_to_remove(request)
+        if user is None:
+            return _refused(project_detail(request, slug))
         services.remove_project_member(project=project, user=user)
         messages.success(request, f"{user.username} no longer belongs to this project.")
         return redirect("project-detail", slug=slug)
@@ -108,10 +127,10 @@ def project_members(request, slug):
             request,
             f"Added {', '.join(c.username for c in changes)} as {form.cleaned_data['role']}.",
         )
-    else:
-        for error in form.errors.get("usernames", []) + form.errors.get("role", []):
-            messages.error(request, error)
-    return redirect("project-detail", slug=slug)
+        return redirect("project-detail", slug=slug)
+    for error in form.errors.get("usernames", []) + form.errors.get("role", []):
+        messages.error(request, error)
+    return _refused(project_detail(request, slug))
 
 
 @login_required
@@ -149,20 +168,24 @@ def lab_detail(request, slug):
     lab = get_object_or_404(selectors.visible_labs(request.user), slug=slug)
     is_admin = lab in selectors.manageable_labs(request.user)
     form = LabMemberForm()
+    status = 200
     if request.method == "POST":
         if not is_admin:
             raise Http404
         if "remove" in request.POST:
-            user = get_object_or_404(get_user_model(), pk=request.POST["remove"])
-            services.remove_lab_member(lab=lab, user=user)
-            messages.success(request, f"{user.username} left {lab.name}.")
-            return redirect("lab-detail", slug=slug)
-        form = LabMemberForm(request.POST)
-        if form.is_valid():
-            user = form.cleaned_data["username"]
-            services.add_lab_member(lab=lab, user=user, is_admin=form.cleaned_data["is_admin"])
-            messages.success(request, f"{user.username} is now in {lab.name}.")
-            return redirect("lab-detail", slug=slug)
+            user = _user_to_remove(request)
+            if user is not None:
+                services.remove_lab_member(lab=lab, user=user)
+                messages.success(request, f"{user.username} left {lab.name}.")
+                return redirect("lab-detail", slug=slug)
+        else:
+            form = LabMemberForm(request.POST)
+            if form.is_valid():
+                user = form.cleaned_data["username"]
+                services.add_lab_member(lab=lab, user=user, is_admin=form.cleaned_data["is_admin"])
+                messages.success(request, f"{user.username} is now in {lab.name}.")
+                return redirect("lab-detail", slug=slug)
+        status = 400
     projects = selectors.visible_projects(request.user).filter(lab=lab)
     return render(
         request,
@@ -175,6 +198,7 @@ def lab_detail(request, slug):
             "form": form,
             "labs": Lab.objects.none(),
         },
+        status=status,
     )
 
 
@@ -225,8 +249,10 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200):
     keyboard = bool(bws_schemes) and all(
         (s.get("options") or {}).get("sequential_key_binding", True) for s in bws_schemes
     )
-    for n, item in enumerate(payload["items"]):
-        item["best_key"], item["worst_key"] = str(n + 1), WORST_KEYS[n]
+    items = [
+        {**item, "best_key": str(n + 1), "worst_key": WORST_KEYS[n]}
+        for n, item in enumerate(payload["items"])
+    ]
     completed = selectors.my_completed_units(project, request.user)
     previous = completed.exclude(unit=unit).first()
     return render(
@@ -236,6 +262,7 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200):
             "project": project,
             "unit": unit,
             "payload": payload,
+            "items": items,
             "schemes": _scheme_views(project, payload, answers),
             "bws_schemes": bws_schemes,
             "bws_options": (bws_schemes[0].get("options") or {}) if bws_schemes else {},
@@ -277,9 +304,9 @@ def annotate_unit(request, slug, unit_id):
         return _render_unit(
             request, project, unit, answers=selectors.my_answers(project, request.user, unit)
         )
-    time_taken = request.POST.get("time_taken_ms", "")
     try:
         answers = answers_from_post(project.schemes, request.POST)
+        time_taken_ms = time_taken_from_post(request.POST)
     except AnswerError as exc:
         return _render_unit(request, project, unit, answers={}, errors=exc.errors, status=400)
     try:
@@ -289,7 +316,7 @@ def annotate_unit(request, slug, unit_id):
             unit_id=unit.pk,
             answers=answers,
             client_id=request.POST.get("client_id") or None,
-            time_taken_ms=int(time_taken) if time_taken.isdigit() else None,
+            time_taken_ms=time_taken_ms,
         )
     except AnswerError as exc:
         return _render_unit(request, project, unit, answers=answers, errors=exc.errors, status=400)

@@ -127,19 +127,26 @@ def test_expired_lease_is_reclaimed_for_others(tmp_path):
 
 
 @pytest.mark.django_db
-def test_late_answer_is_kept_when_the_unit_still_has_room(tmp_path):
+def test_late_answer_is_refused_and_the_unit_can_be_taken_again(tmp_path):
     project = make_project(tmp_path, n_units=2, num_annotators_per_item=2)
     user = UserFactory()
     unit = next_unit(project=project, user=user)
     Assignment.objects.filter(annotator=user).update(
         leased_until=timezone.now() - timedelta(minutes=1)
     )
+    with pytest.raises(SubmitRefused, match="not reserved for you"):
+        answer(project, user, unit)  # expired, even before anyone reclaimed it
     from projects.queue import reclaim_expired_leases
 
     assert reclaim_expired_leases(project) == 1
     unit.refresh_from_db()
     assert unit.load == 0
-    answer(project, user, unit)  # the late answer is still kept: the unit has room
+    with pytest.raises(SubmitRefused):
+        answer(project, user, unit)
+    assert not Annotation.objects.exists()
+    # asking the queue again hands the unit back (it still has room), and then it counts
+    assert next_unit(project=project, user=user) == unit
+    answer(project, user, unit)
     unit.refresh_from_db()
     assert (unit.load, unit.completed) == (1, 1)
 
