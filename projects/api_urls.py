@@ -11,7 +11,7 @@ urlpatterns = [
         name="api-token-revoke-all",
     ),
     path(
-        "auth/tokens/<str:token_key>/",
+        "auth/tokens/<slug:token_key>/",
         token_api.TokenRevokeApi.as_view(),
         name="api-token-revoke",
     ),

@@ -265,6 +265,7 @@ def test_owner_revokes_one_token_or_all():
     assert gone.status_code == 404
     assert other.get("/api/v1/projects/").status_code == 200
 
+    assert second.delete("/api/v1/auth/tokens/no%00such/").status_code == 404
     assert second.delete(f"/api/v1/auth/tokens/{first_reply['token_key']}/").status_code == 204
     assert first.get("/api/v1/projects/").status_code == 401
     assert second.get("/api/v1/projects/").status_code == 200
@@ -385,10 +386,11 @@ def test_add_members_refuses_a_weak_password():
     from projects.tests.factories import ProjectFactory
 
     ProjectFactory(slug="mt")
-    with pytest.raises(CommandError, match="too common"):
-        call_command(
-            "add_members", "mt", "--role", "annotator", "--create", "--password", "password1", "ann"
-        )
+    for weak, reason in [("password1", "too common"), ("20261130", "entirely numeric")]:
+        with pytest.raises(CommandError, match=reason):
+            call_command(
+                "add_members", "mt", "--role", "annotator", "--create", "--password", weak, "ann"
+            )
     call_command(
         "add_members", "mt", "--role", "annotator", "--create", "--password", "pw-123456", "ann"
     )
