@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 from axes.models import AccessAttempt
@@ -58,6 +59,16 @@ def token_client(username, password=PASSWORD):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {response.json()['token']}")
     return client, response.json()
+
+
+def shared_database_url() -> str:
+    """A URL of the test database, for a second process to share it."""
+    db = django_settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user, password = quote(db["USER"] or "", safe=""), quote(db["PASSWORD"] or "", safe="")
+    host, port = db["HOST"] or "localhost", db["PORT"] or 5432
+    return f"postgres://{user}:{password}@{host}:{port}/{db['NAME']}"
 
 
 # --- lockouts -------------------------------------------------------------------------
@@ -159,7 +170,6 @@ def test_a_new_password_lifts_the_accounts_lock(client):
 def test_counters_live_in_the_database_shared_by_processes(transactional_db, client):
     """Failures made by another process (a second gunicorn worker) lock this one out."""
     UserFactory(username="gil")
-    database = django_settings.DATABASES["default"]["NAME"]
     script = (
         "import django; django.setup()\n"
         "from django.test import Client\n"
@@ -170,7 +180,7 @@ def test_counters_live_in_the_database_shared_by_processes(transactional_db, cli
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"sqlite:///{database}",
+        "DATABASE_URL": shared_database_url(),
         "LOGIN_FAILURE_LIMIT": "3",
         "LOGIN_ADDRESS_FAILURE_LIMIT": "6",
         "REDIS_URL": "",
