@@ -5,6 +5,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,12 +23,27 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
+# With DEBUG off the site signs sessions, CSRF tokens and password-reset links with a key
+# of its own or does not start (platform/DEPLOY.md, "Production settings"). pytest sets
+# PYTEST_VERSION itself before it loads settings: test runs get a key for tests only.
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG and env_bool("REQUIRE_SECRET_KEY", False):
-        raise RuntimeError("SECRET_KEY must be set in the environment")
-    # Local and test runs only; production sets SECRET_KEY (platform/annolab.env.example).
-    SECRET_KEY = "annolab-insecure-local-key-change-me"
+if not SECRET_KEY and DEBUG:
+    SECRET_KEY = "annolab-insecure-key-for-debug-only"
+elif not SECRET_KEY and "PYTEST_VERSION" in os.environ:
+    SECRET_KEY = "annolab-insecure-key-for-test-runs-only"
+elif not SECRET_KEY:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set. With DEBUG off Annolab needs a secret key of its own: set "
+        "SECRET_KEY in the environment to a long random string, e.g. the output of "
+        "`python -c 'import secrets; print(secrets.token_urlsafe(50))'` "
+        "(platform/annolab.env.example, platform/DEPLOY.md). For local work `make demo` "
+        "keeps a generated key in var/secret_key, or set DEBUG=1."
+    )
+elif SECRET_KEY.startswith("change-me") and not DEBUG:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is still the placeholder of platform/annolab.env.example: "
+        "replace it with a long random string."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -52,6 +69,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -220,6 +238,12 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON bodies are checked for depth before parsing (projects/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "projects.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Annolab API",
@@ -238,15 +262,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if env_bool("SECURE_COOKIES", False):
     SESSION_COOKIE_SECURE = True
-    # JSON bodies are checked for depth before parsing (projects/parsers.py).
-    "DEFAULT_PARSER_CLASSES": [
-        "projects.parsers.BoundedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
     CSRF_COOKIE_SECURE = True
 
 # --- Trust boundaries: limits on what users control (platform/DEPLOY.md, "Limits") ---
+# Answers, on every submit path (projects/validation.py), and API request bodies
+# (projects/parsers.py).
+ANSWER_MAX_TEXT_LENGTH = int(os.environ.get("ANSWER_MAX_TEXT_LENGTH", "10000"))
+ANSWER_MAX_OBJECTS = int(os.environ.get("ANSWER_MAX_OBJECTS", "1000"))
+ANSWER_MAX_DEPTH = int(os.environ.get("ANSWER_MAX_DEPTH", "20"))
+ANSWER_MAX_BYTES = int(os.environ.get("ANSWER_MAX_BYTES", str(1024 * 1024)))
+REQUEST_MAX_JSON_DEPTH = int(os.environ.get("REQUEST_MAX_JSON_DEPTH", "32"))
+REQUEST_MAX_JSON_BYTES = int(os.environ.get("REQUEST_MAX_JSON_BYTES", str(4 * 1024 * 1024)))
 
 # --- Trust boundaries: login protection (platform/DEPLOY.md, "Login protection") ---
 # Every login path (web, admin, API token) goes through django.contrib.auth.authenticate,
@@ -265,14 +291,6 @@ LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "50"))
 LOGIN_COOLOFF_MINUTES = int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15"))
 AXES_HANDLER = "projects.login_protection.LoginFailureHandler"
-# Answers, on every submit path (projects/validation.py), and API request bodies
-# (projects/parsers.py).
-ANSWER_MAX_TEXT_LENGTH = int(os.environ.get("ANSWER_MAX_TEXT_LENGTH", "10000"))
-ANSWER_MAX_OBJECTS = int(os.environ.get("ANSWER_MAX_OBJECTS", "1000"))
-ANSWER_MAX_DEPTH = int(os.environ.get("ANSWER_MAX_DEPTH", "20"))
-ANSWER_MAX_BYTES = int(os.environ.get("ANSWER_MAX_BYTES", str(1024 * 1024)))
-REQUEST_MAX_JSON_DEPTH = int(os.environ.get("REQUEST_MAX_JSON_DEPTH", "32"))
-REQUEST_MAX_JSON_BYTES = int(os.environ.get("REQUEST_MAX_JSON_BYTES", str(4 * 1024 * 1024)))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_FAILURE_LIMIT = "projects.login_protection.account_failure_limit"
 AXES_COOLOFF_TIME = "projects.login_protection.cool_off"
@@ -299,6 +317,39 @@ REST_KNOX = {
 }
 
 # --- Trust boundaries: production settings (platform/DEPLOY.md, "Production settings") ---
+# platform/annolab.env.example is the production environment: under it
+# `manage.py check --deploy --fail-level WARNING` is clean (.ci/run checks that).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Behind a TLS-terminating proxy: the header it sets to "https" (and removes from what
+# clients send), e.g. X-Forwarded-Proto. Then request.is_secure() holds and links such as
+# password-reset links are https. Unset: no header is trusted.
+if os.environ.get("SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (
+        "HTTP_" + os.environ["SECURE_PROXY_SSL_HEADER"].strip().upper().replace("-", "_"),
+        "https",
+    )
+# Content-Security-Policy on every response (django-csp): scripts and styles only from the
+# site's own static files, no inline script or style. Media (video of segment schemes) may
+# come from any https host a project's data names; it cannot run code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "media-src": [SELF, "https:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+# The browsable API only while debugging: in production the API speaks JSON.
+if not DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["rest_framework.renderers.JSONRenderer"]
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,10 @@
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from rest_framework.permissions import IsAuthenticated
 
 from projects.auth_views import ThrottledPasswordResetView
 
@@ -12,8 +16,21 @@ urlpatterns = [
         name="password_reset",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+    # The schema and its docs page are for people who are logged in.
+    path(
+        "api/schema/",
+        SpectacularAPIView.as_view(permission_classes=[IsAuthenticated]),
+        name="api-schema",
+    ),
+    # Redoc injects its styles and starts its search worker from a blob: URL at run time;
+    # this page alone allows both. Its Redocly logo (on cdn.redoc.ly) stays blocked.
+    path(
+        "api/docs/",
+        csp_update({"style-src": [UNSAFE_INLINE], "worker-src": [SELF, "blob:"]})(
+            login_required(SpectacularRedocView.as_view(url_name="api-schema"))
+        ),
+        name="api-docs",
+    ),
     path("api/v1/", include("projects.api_urls")),
     path("api/v1/", include("agreement.api_urls")),
     path("api/v1/", include("bws.api_urls")),

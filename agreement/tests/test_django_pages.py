@@ -182,6 +182,7 @@ def test_rest_agreement_needs_authentication(api, project):
 
 
 def test_rest_agreement_is_in_the_schema(api):
+    api.force_authenticate(UserFactory(username="reader"))
     schema = api.get("/api/schema/", {"format": "json"}).json()
     operation = schema["paths"]["/api/v1/projects/{slug}/agreement/"]["get"]
     assert operation["operationId"] == "project_agreement"
