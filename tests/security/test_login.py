@@ -392,6 +392,29 @@ def test_postgres_connections_are_health_checked():
     assert result.stdout.split()[-3:] == ["django.db.backends.postgresql", "60", "True"]
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_dropped_by_a_database_restart_costs_no_request(client):
+    import psycopg
+    from django.db import close_old_connections, connection
+
+    UserFactory(username="rita")
+    connection.ensure_connection()
+    db = connection.settings_dict
+    assert db["CONN_MAX_AGE"] > 0  # the connection outlives a request, as in production
+    with psycopg.connect(
+        dbname=db["NAME"],
+        user=db["USER"],
+        password=db["PASSWORD"],
+        host=db["HOST"] or None,
+        port=db["PORT"] or None,
+        autocommit=True,
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [connection.connection.info.backend_pid])
+    close_old_connections()  # what every request starts with (the test client skips it)
+    assert web_login(client, "rita", PASSWORD).status_code == 302
+
+
 def test_add_members_refuses_a_weak_password():
     from projects.tests.factories import ProjectFactory
 
