@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from projects.models import Annotation, Assignment, Membership
-from projects.queue import reclaim_expired_leases
+from projects.queue import next_unit, reclaim_expired_leases
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 
@@ -329,3 +329,80 @@ def test_queue_next_shows_sources_only_when_the_page_does(client, tmp_path, show
         if show_source:
             assert f'<span class="item-source">{item["source"]}</span>' in html
     assert json.loads(json.dumps(response.context["payload"])) == payload
+
+
+# --- two copies of one submission at once ---------------------------------------------------
+
+
+def submit_together(project, user, unit_ids, values, client_id):
+    """Submit from two threads at the same moment; each gets a SubmitResult or an error."""
+    import threading
+
+    from django.db import connection
+
+    from projects.answers import submit_answers
+
+    barrier = threading.Barrier(len(unit_ids))
+    outcomes = [None] * len(unit_ids)
+
+    def work(n):
+        try:
+            barrier.wait()
+            outcomes[n] = submit_answers(
+                project=project,
+                user=user,
+                unit_id=unit_ids[n],
+                answers={"q": values[n]},
+                client_id=client_id,
+            )
+        except Exception as exc:  # reported in outcomes
+            outcomes[n] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(len(unit_ids))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_copies_of_one_submission_store_one_answer(tmp_path):
+    from projects.answers import SubmitResult
+
+    project = make_project(tmp_path)
+    anna = member(project, "anna")
+    unit = next_unit(project=project, user=anna)
+    outcomes = submit_together(project, anna, [unit.pk, unit.pk], ["yes_", "yes_"], uuid.uuid4())
+    assert all(isinstance(o, SubmitResult) for o in outcomes), outcomes
+    assert sorted(o.replayed for o in outcomes) == [False, True]
+    assert Annotation.objects.count() == 1
+    unit.refresh_from_db()
+    assert unit.completed == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_reuse_of_a_client_id_on_two_units_stores_one(tmp_path):
+    from projects.answers import SubmitRefused, SubmitResult
+
+    project = make_project(tmp_path)
+    anna = member(project, "anna")
+    first = next_unit(project=project, user=anna)
+    # a second live lease at once (the queue hands out one at a time)
+    second = project.units.exclude(pk=first.pk).first()
+    Assignment.objects.create(
+        project=project,
+        unit=second,
+        annotator=anna,
+        status=Assignment.Status.RESERVED,
+        leased_until=timezone.now() + timedelta(minutes=5),
+    )
+    outcomes = submit_together(project, anna, [first.pk, second.pk], ["yes_", "no_"], uuid.uuid4())
+    kinds = sorted(type(o).__name__ for o in outcomes)
+    assert kinds == ["SubmitRefused", "SubmitResult"], outcomes
+    refusal = next(o for o in outcomes if isinstance(o, SubmitRefused))
+    stored = next(o for o in outcomes if isinstance(o, SubmitResult))
+    assert [a.pk for a in refusal.stored] == [a.pk for a in stored.annotations]
+    assert Annotation.objects.count() == 1
