@@ -14,11 +14,20 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-demo: $(STAMP)
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py load_demo
-	PATH="$(abspath $(BIN)):$$PATH" bash platform/serve-local.sh
+# The demo runs with DEBUG off, so it needs a secret key: one generated for this checkout
+# and kept in var/secret_key (never used elsewhere).
+LOCAL_KEY := var/secret_key
+LOCAL_ENV = SECRET_KEY="$$(cat $(LOCAL_KEY))"
+
+$(LOCAL_KEY):
+	mkdir -p var
+	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
+
+demo: $(STAMP) $(LOCAL_KEY)
+	$(LOCAL_ENV) $(BIN)/python manage.py migrate --noinput
+	$(LOCAL_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(LOCAL_ENV) $(BIN)/python manage.py load_demo
+	$(LOCAL_ENV) PATH="$(abspath $(BIN)):$$PATH" bash platform/serve-local.sh
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -147,6 +147,8 @@ def base_env(args) -> dict:
     env.update(
         DATABASE_URL=pg_url(args, args.db),
         DEBUG="0",
+        # DEBUG off needs a key of the site's own (platform/DEPLOY.md, "Production settings").
+        SECRET_KEY=os.environ.get("SECRET_KEY") or "benchmark-only-" + os.urandom(24).hex(),
         ALLOWED_HOSTS="127.0.0.1,localhost",
         LOGIN_THROTTLE_RATE="100000/min",
     )

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import update_last_login
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from knox.models import AuthToken
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.permissions import AllowAny
@@ -81,6 +82,8 @@ class TokenListApi(generics.ListAPIView):
     """Your API tokens that have not expired, newest first (never their keys)."""
 
     serializer_class = TokenListOutputSerializer
+    # Names the model for the schema, which is generated without a user.
+    queryset = AuthToken.objects.none()
 
     def get_queryset(self):
         return tokens.live_tokens(user=self.request.user)
