@@ -94,7 +94,9 @@ def submit_answers(
         except ValueError:
             raise AnswerError({"client_id": "must be a UUID"}) from None
     if time_taken_ms is not None and not (
-        isinstance(time_taken_ms, int) and 0 <= time_taken_ms <= MAX_MILLISECONDS
+        isinstance(time_taken_ms, int)
+        and not isinstance(time_taken_ms, bool)
+        and 0 <= time_taken_ms <= MAX_MILLISECONDS
     ):
         raise AnswerError(
             {"time_taken_ms": f"give a whole number of milliseconds from 0 to {MAX_MILLISECONDS}"}
@@ -119,7 +121,7 @@ def _replay(project, previous: Submission, user, unit_id, answers) -> SubmitResu
     """A client id seen before: the stored answers when this is the same submission again."""
     unit = previous.unit
     stored = _stored(unit, user)
-    if unit.pk != unit_id:
+    if str(unit.pk) != str(unit_id):
         raise SubmitRefused(
             f"this client_id was already used for an answer to unit {unit.external_id}; "
             "send a new client_id with each new answer",
