@@ -342,3 +342,8 @@ def test_project_members_form_with_bad_values_is_a_400(client, project):
     assert response.status_code == 400
     assert 'class="messages"' in response.content.decode()
     assert Membership.objects.count() == before
+
+
+def test_nul_in_a_query_parameter(api, unit_id):
+    assert api.get(URL, {"scheme": "a\x00b"}).status_code == 400
+    assert api.get(URL, {"mine": "\x00"}).status_code == 200  # not a yes: ignored
