@@ -151,6 +151,13 @@ def test_json_nested_100k_deep_is_refused_quickly(api, unit_id):
     refused(response, "nested deeper than 32 levels", "REQUEST_MAX_JSON_DEPTH = 32")
 
 
+def test_an_unterminated_string_of_escaped_quotes_is_refused_quickly(api, unit_id):
+    body = '{"annotations": {"note": "' + '\\"' * 500_000
+    started = time.monotonic()
+    refused(post_text(api, body), "JSON parse error")
+    assert time.monotonic() - started < 5
+
+
 def test_brackets_inside_strings_are_not_nesting(api, unit_id):
     note = "[{" * 1000 + '\\"' + "]}" * 10
     assert (
