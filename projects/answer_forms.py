@@ -21,7 +21,7 @@ def _quoted(text: str) -> str:
 
 
 def _float(text: str, what: str) -> float:
-    if DECIMAL.fullmatch(text) and len(text) <= 400:
+    if len(text) <= 400 and DECIMAL.fullmatch(text):
         return float(text)  # may be inf: the scheme's check refuses non-finite numbers
     raise ValueError(f"{what}: {_quoted(text)} is not a number (write it with the digits 0-9)")
 
