@@ -354,3 +354,10 @@ def test_project_members_form_with_bad_values_is_a_400(client, project):
 def test_nul_in_a_query_parameter(api, unit_id):
     assert api.get(URL, {"scheme": "a\x00b"}).status_code == 400
     assert api.get(URL, {"mine": "\x00"}).status_code == 200  # not a yes: ignored
+
+
+def test_web_unit_id_beyond_a_database_key(client, form):
+    url = reverse("annotate-unit", args=["bad", 10**30])
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"topic": "sport"}).status_code == 404
+    assert not Annotation.objects.exists()
