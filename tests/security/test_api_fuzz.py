@@ -1,0 +1,171 @@
+"""Schemathesis against the API's own OpenAPI schema (/api/schema/, drf-spectacular):
+generated requests, valid and invalid, to every operation, as an annotator and as a
+manager (the lab's admin) of a real project: none may get a 5xx.
+
+The requests go through the site's WSGI handler in this process, against the transactional
+test database (the handler commits and closes connections as it does in production) that
+holds the two-lab world of conftest.py. Examples are bounded and derandomised, so a run is
+repeatable and short.
+
+Only schemathesis' not_a_server_error check runs. The response-conformance checks do not
+pass and say nothing about server errors: most operations' schemas document only their
+success status, not DRF's 400 and 404 (status_code_conformance), and schema-valid requests
+are refused by rules a schema cannot state, such as a wrong password
+(positive_data_acceptance).
+
+schemathesis' pytest integration (`schemathesis.pytest.from_fixture`) does not run under
+pytest 9.2 (it sets `Function._nodeid`, which pytest no longer has), so each operation's
+Hypothesis test is built here from `operation.as_strategy()`, the library's Python API.
+"""
+
+import traceback
+from collections import Counter
+
+import pytest
+import schemathesis
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import got_request_exception
+from django.urls import reverse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.errors import FailureGroup
+
+from .conftest import api_token, build_world
+
+# Requests come from this address, so the fuzzed token endpoint's failed logins lock out
+# this address, not the one the test logs in from to renew its token.
+FUZZ_ADDRESS = "192.0.2.10"
+MAX_EXAMPLES = 25  # per operation and caller
+
+# Answer values for the world's BWS scheme: valid ones, near misses and any JSON.
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+class Caller:
+    """The fuzzing user: a token from the token endpoint (renewed whenever a fuzzed
+    request may have revoked it) and a unit they may answer."""
+
+    def __init__(self, world, role):
+        from projects.queue import next_unit
+
+        self.world = world
+        self.user = world.user(role)
+        self.renew()
+        # The annotator edits an earlier answer; the manager answers a unit leased now.
+        unit = (
+            world.unit if role == "annotator" else next_unit(project=world.project, user=self.user)
+        )
+        self.unit = unit
+        self.item_ids = list(unit.bws_tuple.item_ids)
+
+    def renew(self):
+        reply = api_token(self.user.username)
+        self.token, self.token_key = reply["token"], reply.get("token_key", "")
+
+    @property
+    def headers(self):
+        return {"Authorization": f"Token {self.token}"}
+
+
+@pytest.fixture
+def server_errors():
+    """Tracebacks of exceptions that reached Django's handler (a 500), newest last."""
+    seen = []
+
+    def record(sender, request=None, **kwargs):
+        seen.append(f"{request.method} {request.get_full_path()}\n{traceback.format_exc()}")
+
+    got_request_exception.connect(record)
+    yield seen
+    got_request_exception.disconnect(record)
+
+
+@pytest.fixture(params=["annotator", "lab_admin"])
+def caller(request, transactional_db, tmp_path, fast_passwords, monkeypatch):
+    from bws import services as bws_services
+
+    monkeypatch.setattr(bws_services, "send_task", lambda *a, **k: True)
+    return Caller(build_world(tmp_path), request.param)
+
+
+def aim(case, caller, data):
+    """Half the generated requests name the world's scheme, and half the answers go to the
+    caller's own unit, so their values reach validation and storage instead of stopping
+    at an unknown scheme or unit."""
+    aimed = st.sampled_from([True, False])
+    if "scheme" in {p.name for p in case.operation.query} and data.draw(aimed):
+        case.query = {**(case.query or {}), "scheme": "quality"}
+    if isinstance(case.body, dict) and "scheme" in case.body and data.draw(aimed):
+        case.body["scheme"] = "quality"
+    if not (case.method == "POST" and case.path.endswith("/annotations/")):
+        return
+    if not isinstance(case.body, dict) or not data.draw(aimed):
+        return
+    items = st.sampled_from(caller.item_ids)
+    answer = data.draw(st.fixed_dictionaries({"best": items, "worst": items}) | JSON)
+    case.body = {**case.body, "unit": caller.unit.pk, "annotations": {"quality": answer}}
+    case.media_type = "application/json"  # a form encoding would flatten the answer
+
+
+def operation_test(operation, caller, server_errors, statuses):
+    """A Hypothesis test sending the operation's generated requests, valid and (where the
+    operation has a query or a body to break) invalid, as the caller; it fails on a 5xx."""
+    world = caller.world
+    # The path names the world's project and score run, so requests reach the code
+    # behind the permission checks instead of stopping at a 404.
+    fixed = {"slug": world.project.slug, "run_id": world.run.pk}
+    names = {p.name for p in operation.path_parameters}
+    path = {k: v for k, v in fixed.items() if k in names}
+    strategy = operation.as_strategy(GenerationMode.POSITIVE, path_parameters=path)
+    if operation.query or operation.body:
+        strategy |= operation.as_strategy(GenerationMode.NEGATIVE, path_parameters=path)
+
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=strategy, data=st.data())
+    def test(case, data):
+        if "token_key" in case.path_parameters:
+            case.path_parameters["token_key"] = caller.token_key
+        aim(case, caller, data)
+        before = len(server_errors)
+        response = case.call(headers=caller.headers, environ_base={"REMOTE_ADDR": FUZZ_ADDRESS})
+        statuses[f"{case.method} {case.path} {response.status_code}"] += 1
+        if "/auth/tokens/" in case.path and case.method in ("POST", "DELETE"):
+            if response.status_code < 300:
+                caller.renew()
+        try:
+            case.validate_response(response, checks=[not_a_server_error])
+        except FailureGroup as exc:  # the reproduction, and the server's traceback
+            raise AssertionError("\n".join([str(exc), *server_errors[before:]])) from None
+
+    return test
+
+
+def test_no_request_gets_a_server_error(caller, server_errors):
+    schema = schemathesis.openapi.from_wsgi(
+        reverse("api-schema"), WSGIHandler(), headers=caller.headers
+    )
+    failures = []
+    statuses = Counter()
+    n_operations = 0
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        n_operations += 1
+        try:
+            operation_test(operation, caller, server_errors, statuses)()
+        except AssertionError as exc:
+            failures.append(f"{operation.label}:\n{exc}")
+    print(f"requests as {caller.user.username}:", dict(sorted(statuses.items())))
+    assert n_operations >= 10, "the schema lists the API's operations"
+    assert not failures, f"as {caller.user.username}:\n\n" + "\n\n".join(failures)
