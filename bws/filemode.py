@@ -31,6 +31,7 @@ from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
 from projects.datafiles import LoadedData, load_items
 from projects.interchange import UnitRecord, read_directory
+from projects.paths import write_inside
 
 TABLE_COLUMNS = (
     "item_id",
@@ -240,30 +241,46 @@ def score_table(item_ids: list[str], texts: list[str], report: ScoreReport) -> l
     return rows
 
 
-def write_score_table(rows: list[ScoreRow], path: str | Path) -> Path:
-    """Write the table: CSV when the path ends in .csv, TSV otherwise."""
+def write_score_table(
+    rows: list[ScoreRow], path: str | Path, *, inside: str | Path | None = None
+) -> Path:
+    """Write the table: CSV when the path ends in .csv, TSV otherwise.
+
+    With ``inside`` (the worker's way: a project's folder), ``path`` is relative to it and
+    must stay in it; the write follows no link and is atomic (projects.paths.write_inside).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     delimiter = "," if path.suffix.lower() == ".csv" else "\t"
+
+    def write(stream) -> None:
+        _write_table(rows, stream, delimiter)
+
+    if inside is not None:
+        return write_inside(inside, path, write, key="scoring.output_file")
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as stream:
-        # Formula-like cells are guarded, plain numbers stay numbers (projects/spreadsheet.py).
-        writer = spreadsheet.writer(stream, delimiter=delimiter, lineterminator="\n")
-        writer.writerow(TABLE_COLUMNS)
-        for row in rows:
-            writer.writerow(
-                [
-                    row.item_id,
-                    " ".join(row.text.split()),
-                    _number(row.score),
-                    _number(row.ci_low),
-                    _number(row.ci_high),
-                    row.best_count,
-                    row.worst_count,
-                    row.appearances,
-                    "" if row.rank is None else row.rank,
-                ]
-            )
+        write(stream)
     return path
+
+
+def _write_table(rows: list[ScoreRow], stream, delimiter: str) -> None:
+    # Formula-like cells are guarded, plain numbers stay numbers (projects/spreadsheet.py).
+    writer = spreadsheet.writer(stream, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(TABLE_COLUMNS)
+    for row in rows:
+        writer.writerow(
+            [
+                row.item_id,
+                " ".join(row.text.split()),
+                _number(row.score),
+                _number(row.ci_low),
+                _number(row.ci_high),
+                row.best_count,
+                row.worst_count,
+                row.appearances,
+                "" if row.rank is None else row.rank,
+            ]
+        )
 
 
 def _number(value: float | None) -> str:

@@ -88,20 +88,21 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
             id_array = np.asarray(local_ids, dtype=object)
             rows.extend((inst, list(row)) for row in id_array[tuples])
         summary = _instances_summary(per_instance, n_given)
-    BwsTuple.objects.bulk_create(
-        [
-            BwsTuple(
-                project=project,
-                tuple_id=f"tuple_{n + 1:06d}",
-                position=n,
-                instance=inst,
-                item_ids=item_ids,
-                item_indices=[index_of[i] for i in item_ids],
-            )
-            for n, (inst, item_ids) in enumerate(rows)
-        ],
-        batch_size=5000,
-    )
+    # Built and written a batch at a time: a large design holds no model object per tuple.
+    for start in range(0, len(rows), 5000):
+        BwsTuple.objects.bulk_create(
+            [
+                BwsTuple(
+                    project=project,
+                    tuple_id=f"tuple_{n + 1:06d}",
+                    position=n,
+                    instance=inst,
+                    item_ids=item_ids,
+                    item_indices=[index_of[i] for i in item_ids],
+                )
+                for n, (inst, item_ids) in enumerate(rows[start : start + 5000], start=start)
+            ]
+        )
     if len(notes) > 20:
         notes = notes[:20] + [f"... and {len(notes) - 20} more design notes"]
     return TupleBuild(n_tuples=len(rows), notes=notes, summary=summary)
@@ -155,10 +156,17 @@ def request_run(
     method = method or options["method"]
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    limit = settings.SCORING_MAX_BOOTSTRAP_ITERATIONS
     if bootstrap is None:
         bootstrap = options["bootstrap_iterations"] if options["include_confidence"] else 0
+        bootstrap = min(bootstrap, limit)  # a config stored before the limit was lowered
     if bootstrap < 0:
         raise ValueError("bootstrap must be 0 or more resamples")
+    if bootstrap > limit:
+        raise ValueError(
+            f"bootstrap: {bootstrap} is above the limit of {limit} "
+            "(SCORING_MAX_BOOTSTRAP_ITERATIONS)"
+        )
     seed = (project.config.get("bws") or {}).get("seed", 42)
     return ScoreRun.objects.create(
         project=project,
@@ -384,14 +392,22 @@ def write_run_table(run: ScoreRun, path) -> Path:
 
 
 def _write_output_file(run: ScoreRun, result: _Computed) -> None:
-    """Write the scheme's configured output_file (relative to the project's folder)."""
+    """Write the scheme's configured output_file inside the project's own folder.
+
+    Confined again here, whatever the stored config says now: a path that leads outside
+    is not written (the run keeps its scores; the log says why)."""
+    from projects.paths import PathRefused
+    from projects.services import project_folder
+
     from .filemode import write_score_table
 
     output = scoring_options(run.project, run.scheme).get("output_file")
     if not output or not result.rows:
         return
-    path = Path(run.project.config.get("base_dir") or ".") / output
-    write_score_table(result.rows, path)
+    try:
+        write_score_table(result.rows, output, inside=project_folder(run.project))
+    except PathRefused as exc:
+        log.warning("run %s: output file not written: %s", run.pk, exc)
 
 
 # --------------------------------------------------------------------------- triggers

@@ -163,8 +163,7 @@ WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "media"))
 # Uploaded configs and data files of projects created on the web live here.
 PROJECT_FILES_ROOT = Path(os.environ.get("PROJECT_FILES_ROOT", MEDIA_ROOT / "projects"))
-DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Request and upload sizes: see "Trust boundaries: limits" below.
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "annolab@localhost")
@@ -273,6 +272,33 @@ ANSWER_MAX_DEPTH = int(os.environ.get("ANSWER_MAX_DEPTH", "20"))
 ANSWER_MAX_BYTES = int(os.environ.get("ANSWER_MAX_BYTES", str(1024 * 1024)))
 REQUEST_MAX_JSON_DEPTH = int(os.environ.get("REQUEST_MAX_JSON_DEPTH", "32"))
 REQUEST_MAX_JSON_BYTES = int(os.environ.get("REQUEST_MAX_JSON_BYTES", str(4 * 1024 * 1024)))
+# Project configs and data files (projects/configuration.py, projects/limits.py), checked
+# at import before anything is allocated or stored. Defaults suit one 2-core, 24 GiB host.
+CONFIG_MAX_BYTES = int(os.environ.get("CONFIG_MAX_BYTES", str(256 * 1024)))
+CONFIG_MAX_YAML_NODES = int(os.environ.get("CONFIG_MAX_YAML_NODES", "20000"))
+PROJECT_MAX_ITEMS = int(os.environ.get("PROJECT_MAX_ITEMS", "100000"))
+DESIGN_MAX_APPEARANCES = int(os.environ.get("DESIGN_MAX_APPEARANCES", "100"))
+DESIGN_MAX_MEMORY_MB = int(os.environ.get("DESIGN_MAX_MEMORY_MB", "1024"))
+SCORING_MAX_BOOTSTRAP_ITERATIONS = int(os.environ.get("SCORING_MAX_BOOTSTRAP_ITERATIONS", "5000"))
+LIKERT_MAX_SIZE = int(os.environ.get("LIKERT_MAX_SIZE", "101"))
+QUEUE_MAX_LEASE_MINUTES = int(os.environ.get("QUEUE_MAX_LEASE_MINUTES", "10080"))
+UPLOAD_MAX_FILE_MB = int(os.environ.get("UPLOAD_MAX_FILE_MB", "50"))
+UPLOAD_MAX_TOTAL_MB = int(os.environ.get("UPLOAD_MAX_TOTAL_MB", "100"))
+# Django's own: non-file request data read into memory, file parts kept in memory before
+# they spill to a temporary file, and files per request.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("REQUEST_MAX_FORM_BYTES", str(5 * 1024 * 1024)))
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FILES = int(os.environ.get("UPLOAD_MAX_FILES", "50"))
+# Every multipart upload stops at UPLOAD_MAX_FILE_MB per file and UPLOAD_MAX_TOTAL_MB in all.
+FILE_UPLOAD_HANDLERS = [
+    "projects.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Background tasks: a soft limit (the task marks its run failed and stops), then a hard one
+# (the worker process is killed and replaced).
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1800"))
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1860"))
 
 # --- Trust boundaries: login protection (platform/DEPLOY.md, "Login protection") ---
 # Every login path (web, admin, API token) goes through django.contrib.auth.authenticate,

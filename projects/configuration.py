@@ -15,6 +15,9 @@ from typing import Any
 
 import yaml
 
+from projects.limits import MAX_DB_INTEGER, Limits
+from projects.paths import PathRefused, confine
+
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
 BWS_TYPES = ("bws", "best_worst_scaling")
@@ -291,25 +294,65 @@ def _known_fields(cls, data: dict) -> dict:
 # --------------------------------------------------------------------------- reading
 
 
-def load_config(path: str | Path, *, check_files: bool = True) -> ProjectConfig:
-    """Read and check a YAML configuration file; raise ConfigError naming every problem."""
+def load_config(
+    path: str | Path,
+    *,
+    check_files: bool = True,
+    trusted: bool = True,
+    limits: Limits | None = None,
+) -> ProjectConfig:
+    """Read and check a YAML configuration file; raise ConfigError naming every problem.
+
+    ``trusted`` (the operator's own files) lets task_dir and data_files point anywhere;
+    otherwise (a config that came over the web) they must stay inside the config's folder.
+    Paths the worker writes stay inside the project's folder either way.
+    """
+    limits = limits or Limits()
     path = Path(path)
     name = path.name
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            raw = stream.read(limits.config_bytes + 1)
     except FileNotFoundError:
-        raise ConfigError([ConfigIssue(name, "", f"file not found: {path}")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError([ConfigIssue(name, "", f"cannot read the file: {exc}")]) from None
-    data = parse_yaml(text, name)
-    return parse_config(data, name, path.resolve().parent, check_files=check_files)
-
-
-def parse_yaml(text: str, source: str = "config.yaml") -> Any:
-    """YAML text to Python data; syntax errors and duplicate keys become a ConfigError."""
+        raise ConfigError([ConfigIssue(name, "", "file not found")]) from None
+    except OSError as exc:
+        reason = f"cannot read the file: {exc.strerror or type(exc).__name__}"
+        raise ConfigError([ConfigIssue(name, "", reason)]) from None
+    _check_size(len(raw), name, limits)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError([ConfigIssue(name, "", "not valid UTF-8 text")]) from None
+    data = parse_yaml(text, name, limits=limits)
+    return parse_config(
+        data, name, path.resolve().parent, check_files=check_files, trusted=trusted, limits=limits
+    )
+
+
+def _check_size(size: int, source: str, limits: Limits) -> None:
+    if size > limits.config_bytes:
+        reason = (
+            f"the file is larger than the limit of {limits.config_bytes} bytes (CONFIG_MAX_BYTES)"
+        )
+        raise ConfigError([ConfigIssue(source, "", reason)])
+
+
+def parse_yaml(text: str, source: str = "config.yaml", *, limits: Limits | None = None) -> Any:
+    """YAML text to Python data; syntax errors, duplicate keys and a document larger than
+    the limits (aliases expanded, so an alias bomb is refused unbuilt) become a ConfigError."""
+    limits = limits or Limits()
+    _check_size(len(text.encode("utf-8", "surrogatepass")), source, limits)
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _check_nodes(node, source, limits)
+                data = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except RecursionError:
+        raise ConfigError([ConfigIssue(source, "", "YAML nested too deeply")]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -331,6 +374,47 @@ def parse_yaml(text: str, source: str = "config.yaml") -> Any:
             ]
         )
     return data
+
+
+def _check_nodes(root: yaml.Node, source: str, limits: Limits) -> None:
+    """Refuse a document whose nodes, every alias expanded, exceed CONFIG_MAX_YAML_NODES,
+    or that refers to itself; counted on the composed graph (each node once), so a few
+    lines of nested aliases cost nothing to refuse."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = _child_nodes(node)
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > limits.yaml_nodes:
+                reason = (
+                    f"the document holds more than {limits.yaml_nodes} values once its "
+                    "aliases (*name) are expanded; the limit is "
+                    f"{limits.yaml_nodes} (CONFIG_MAX_YAML_NODES)"
+                )
+                raise ConfigError([ConfigIssue(source, "", reason)])
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise ConfigError(
+                [ConfigIssue(source, "", "an alias (*name) refers to the value that holds it")]
+            )
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def _child_nodes(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _duplicate_keys(node: yaml.Node, path: str):
@@ -388,9 +472,12 @@ def _nearest(word: str, candidates) -> str | None:
 class _Checker:
     """Collects issues while reading values out of the parsed YAML."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, limits: Limits | None = None, root: Path | None = None):
         self.source = source
         self.issues: list[ConfigIssue] = []
+        self.limits = limits or Limits()
+        # The project's folder, inside which the paths the worker writes must stay.
+        self.root = root
 
     def issue(self, path: str, reason: str, suggestion: str | None = None) -> None:
         self.issues.append(ConfigIssue(self.source, path, reason, suggestion))
@@ -456,6 +543,34 @@ class _Checker:
             return default
         return value
 
+    def limited(self, mapping: dict, key: str, path: str, default, limit: str, *, minimum=1):
+        """An integer from ``minimum`` up to the named limit (Limits field ``limit``)."""
+        value = self.integer(mapping, key, path, default, minimum=minimum)
+        if value is not None and value > getattr(self.limits, limit):
+            self.issue(_join(path, key), self.limits.above(limit, value))
+            return default
+        return value
+
+    def count(self, mapping: dict, key: str, path: str):
+        """An optional count that database columns can hold."""
+        value = self.integer(mapping, key, path, None, minimum=1)
+        if value is not None and value > MAX_DB_INTEGER:
+            self.issue(_join(path, key), f"must be at most {MAX_DB_INTEGER}, got {value}")
+            return None
+        return value
+
+    def written_path(self, mapping: dict, key: str, path: str, default=None):
+        """A path the worker writes under: relative, and inside the project's folder."""
+        value = self.string(mapping, key, path, default)
+        if value is None or self.root is None:
+            return value
+        try:
+            confine(_join(path, key), value, self.root)
+        except PathRefused as exc:
+            self.issues.append(ConfigIssue(self.source, exc.key, _path_reason(exc)))
+            return default
+        return value
+
     def choice(self, mapping: dict, key: str, path: str, choices, default: str) -> str:
         value = mapping.get(key)
         if value is None:
@@ -496,13 +611,19 @@ def parse_config(
     base_dir: str | Path = ".",
     *,
     check_files: bool = True,
+    trusted: bool = True,
+    limits: Limits | None = None,
 ) -> ProjectConfig:
     """Check parsed YAML data and normalise it; raise ConfigError listing every problem.
 
     ``source`` names the file in messages; ``base_dir`` is the directory of the
     configuration file, against which ``task_dir`` (and through it the data files) resolve.
+    Untrusted (``trusted=False``), every path key must stay inside ``base_dir``; trusted,
+    task_dir and data_files may point anywhere. output_annotation_dir and
+    scoring.output_file stay inside the project's folder either way.
     """
-    check = _Checker(source)
+    base = Path(base_dir).resolve()
+    check = _Checker(source, limits, base)
     if not isinstance(data, dict):
         check.issue("", f"the file must hold a mapping of keys, got {_type_name(data)}")
         raise ConfigError(check.issues)
@@ -521,10 +642,26 @@ def parse_config(
         notices.append(f"No {name_key}: the task is named {task_name!r} after the file")
 
     task_dir = check.string(data, "task_dir", "", ".")
-    root = (Path(base_dir) / task_dir).resolve()
-    if check_files and task_dir != "." and not root.is_dir():
-        check.issue("task_dir", f"directory not found: {root}")
-    data_files = _data_files(data, check, root, check_files and root.is_dir())
+    root: Path | None = base
+    if trusted:
+        root = (base / task_dir).resolve()
+    else:
+        try:
+            root = confine("task_dir", task_dir, base)
+        except PathRefused as exc:
+            check.issue("task_dir", _path_reason(exc))
+            root = None
+    if root is not None and check_files and task_dir != "." and not root.is_dir():
+        check.issue("task_dir", f"directory not found: {task_dir!r}")
+    if root is not None:
+        check.root = root
+    data_files = _data_files(
+        data,
+        check,
+        root,
+        check_files=check_files and root is not None and root.is_dir(),
+        within=None if trusted else base,
+    )
 
     item_properties = _item_properties(data, check)
     instance_display = _instance_display(data, check)
@@ -532,10 +669,10 @@ def parse_config(
     assignment_strategy = check.choice(
         data, "assignment_strategy", "", ASSIGNMENT_STRATEGIES, "least_annotated"
     )
-    num_annotators = check.integer(data, "num_annotators_per_item", "", None, minimum=1)
-    max_per_user = check.integer(data, "max_annotations_per_user", "", None, minimum=1)
-    lease_minutes = check.integer(
-        data, "assignment_lease_minutes", "", DEFAULT_LEASE_MINUTES, minimum=1
+    num_annotators = check.count(data, "num_annotators_per_item", "")
+    max_per_user = check.count(data, "max_annotations_per_user", "")
+    lease_minutes = check.limited(
+        data, "assignment_lease_minutes", "", DEFAULT_LEASE_MINUTES, "lease_minutes"
     )
 
     user_config = check.mapping(data.get("user_config"), "user_config") or {}
@@ -543,7 +680,7 @@ def parse_config(
     allow_all_users = check.boolean(user_config, "allow_all_users", "user_config", False)
     authorized_users = check.string_list(user_config, "authorized_users", "user_config")
 
-    output_dir = check.string(data, "output_annotation_dir", "", DEFAULT_OUTPUT_DIR)
+    output_dir = check.written_path(data, "output_annotation_dir", "", DEFAULT_OUTPUT_DIR)
     format_key = "export_annotation_format" if dialect == "A" else "output_annotation_format"
     output_format = check.choice(data, format_key, "", OUTPUT_FORMATS, "jsonl")
 
@@ -564,7 +701,7 @@ def parse_config(
     return ProjectConfig(
         task_name=task_name,
         dialect=dialect,
-        base_dir=str(root),
+        base_dir=str(root if root is not None else base),
         data_files=data_files,
         schemes=schemes,
         item_properties=item_properties,
@@ -636,7 +773,14 @@ def _dialect(data: dict, check: _Checker) -> str:
     return dialect
 
 
-def _data_files(data: dict, check: _Checker, root: Path, check_files: bool) -> list[str]:
+def _path_reason(exc: PathRefused) -> str:
+    return str(exc).split(": ", 1)[1]
+
+
+def _data_files(
+    data: dict, check: _Checker, root: Path | None, *, check_files: bool, within: Path | None
+) -> list[str]:
+    """The data file names; ``within`` (untrusted configs) is the folder they must stay in."""
     value = data.get("data_files")
     if value is None:
         check.issue("data_files", "missing required key (a list of data files)")
@@ -658,6 +802,12 @@ def _data_files(data: dict, check: _Checker, root: Path, check_files: bool) -> l
         if name in files:
             check.issue(key_path, f"{name!r} is listed twice")
             continue
+        if within is not None and root is not None:
+            try:
+                confine(key_path, name, within, start=root)
+            except PathRefused as exc:
+                check.issue(key_path, _path_reason(exc))
+                continue
         files.append(name)
         suffix = Path(name).suffix.lower()
         if suffix not in DATA_SUFFIXES:
@@ -667,7 +817,7 @@ def _data_files(data: dict, check: _Checker, root: Path, check_files: bool) -> l
                 f"(use {', '.join(DATA_SUFFIXES)})",
             )
         elif check_files and not (root / name).is_file():
-            check.issue(key_path, f"data file not found: {root / name}")
+            check.issue(key_path, f"data file not found: {name!r}")
     return files
 
 
@@ -892,7 +1042,7 @@ def _labels(entry: dict, path: str, check: _Checker, *, required: bool) -> list[
 
 def _likert(entry: dict, path: str, check: _Checker) -> dict:
     labels = _labels(entry, path, check, required=False) if "labels" in entry else []
-    size = check.integer(entry, "size", path, None, minimum=2)
+    size = check.limited(entry, "size", path, None, "likert_size", minimum=2)
     if size is None and not labels:
         if "size" not in entry and "labels" not in entry:
             check.issue(_join(path, "size"), "missing required key (likert needs size or labels)")
@@ -908,6 +1058,10 @@ def _likert(entry: dict, path: str, check: _Checker) -> dict:
         "sequential_key_binding": check.boolean(entry, "sequential_key_binding", path, False),
     }
     if labels:
+        if len(labels) > check.limits.likert_size:
+            check.issue(
+                _join(path, "labels"), check.limits.above("likert_size", len(labels), "labels")
+            )
         options["labels"] = labels
     return options
 
@@ -932,10 +1086,14 @@ def _scoring(block: Any, path: str, check: _Checker) -> dict:
     return {
         "method": check.choice(block, "method", path, SCORING_METHODS, DEFAULT_SCORING_METHOD),
         "auto_compute": check.boolean(block, "auto_compute", path, True),
-        "output_file": check.string(block, "output_file", path),
+        "output_file": check.written_path(block, "output_file", path),
         "include_confidence": check.boolean(block, "include_confidence", path, True),
-        "bootstrap_iterations": check.integer(
-            block, "bootstrap_iterations", path, DEFAULT_BOOTSTRAP_ITERATIONS, minimum=1
+        "bootstrap_iterations": check.limited(
+            block,
+            "bootstrap_iterations",
+            path,
+            DEFAULT_BOOTSTRAP_ITERATIONS,
+            "bootstrap_iterations",
         ),
     }
 
@@ -1037,8 +1195,8 @@ def _design_a(
         tuple_size=tuple_size,
         items_key=None,
         method=check.choice(config, "method", "bws_config", TUPLE_METHODS, "balanced_incomplete"),
-        appearances=check.integer(
-            config, "min_item_appearances", "bws_config", DEFAULT_APPEARANCES, minimum=1
+        appearances=check.limited(
+            config, "min_item_appearances", "bws_config", DEFAULT_APPEARANCES, "appearances"
         ),
         seed=check.integer(config, "seed", "bws_config", DEFAULT_SEED, minimum=0),
         ensure_pair_coverage=check.boolean(config, "ensure_pair_coverage", "bws_config", False),
@@ -1057,8 +1215,8 @@ def _tuple_generation(entry: dict, path: str, check: _Checker) -> dict | None:
     check.known_keys(block, block_path, TUPLE_GENERATION_KEYS, TUPLE_GENERATION_HINTS)
     return {
         "method": check.choice(block, "method", block_path, TUPLE_METHODS, "balanced_incomplete"),
-        "appearances": check.integer(
-            block, "tuples_per_item", block_path, DEFAULT_APPEARANCES, minimum=1
+        "appearances": check.limited(
+            block, "tuples_per_item", block_path, DEFAULT_APPEARANCES, "appearances"
         ),
         "seed": check.integer(block, "seed", block_path, DEFAULT_SEED, minimum=0),
         "ensure_pair_coverage": check.boolean(block, "ensure_pair_coverage", block_path, False),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from projects.configuration import TRACE_TYPES, ProjectConfig
+from projects.limits import Limits
 from projects.problems import FileProblem, FileProblemsError
 
 MAX_PROBLEMS = 20
@@ -121,14 +122,14 @@ def _read(path: Path, name: str, problems: _Problems) -> list[Record]:
         # line numbers stay exact.
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        problems.add(name, None, f"file not found: {path}")
+        problems.add(name, None, "file not found")
         return []
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         problems.add(name, line, "not valid UTF-8 text")
         return []
     except OSError as exc:
-        problems.add(name, None, f"cannot read the file: {exc.strerror or exc}")
+        problems.add(name, None, f"cannot read the file: {exc.strerror or type(exc).__name__}")
         return []
     if suffix == ".tsv":
         return _read_table(text, name, problems, delimiter="\t")
@@ -249,32 +250,47 @@ def _json_type(value: Any) -> str:
 # --------------------------------------------------------------------------- items
 
 
-def load_items(config: ProjectConfig) -> LoadedData:
-    """Read every data file of a project into items and instances (SPEC section 4).
+def load_items(config: ProjectConfig, *, limits: Limits | None = None) -> LoadedData:
+    """Read every data file of a project into items and instances.
 
     Without items_key each record is an item (BWS) or an instance (other schemes). With
     items_key each record is an instance holding a list of items; item ids may repeat
     across instances and aggregate by id. Raise DataError (up to 20 problems, each
-    file:line: reason) if anything is wrong.
+    file:line: reason) if anything is wrong, or if the records or the items pooled from
+    them pass PROJECT_MAX_ITEMS.
     """
+    limits = limits or Limits()
     problems = _Problems()
     records: list[Record] = []
     result = LoadedData(items=[], instances=[], n_records=0)
+    files = ", ".join(config.data_files)
     try:
         for name, path in zip(config.data_files, config.data_paths(), strict=True):
             records.extend(_read(path, name, problems))
+            if len(records) > limits.items:
+                problems.add(files, None, _too_many(limits, "records"))
+                raise _Problems.Full
         if not records and not problems.problems:
-            problems.add(", ".join(config.data_files), None, "no records in the data files")
+            problems.add(files, None, "no records in the data files")
         if config.bws is not None and config.bws.items_key:
             result = _instances_with_items(config, records, problems)
         elif config.bws is not None:
             result = _items(config, records, problems)
         else:
             result = _units(config, records, problems)
+        if len(result.items) > limits.items:
+            problems.add(files, None, _too_many(limits, "items"))
     except _Problems.Full:
         pass
     problems.raise_if_any()
     return result
+
+
+def _too_many(limits: Limits, what: str) -> str:
+    return (
+        f"more than {limits.items} {what} (items or instances); a project holds at most "
+        f"{limits.items} (PROJECT_MAX_ITEMS)"
+    )
 
 
 def _record_id(record: Record, key: str, problems: _Problems, what: str) -> str | None:

@@ -1,7 +1,9 @@
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from .models import Lab, Membership
+from .uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -39,7 +41,27 @@ class ProjectUploadForm(forms.Form):
         upload = self.cleaned_data["config_file"]
         if not upload.name.lower().endswith((".yaml", ".yml")):
             raise forms.ValidationError("The configuration must be a .yaml or .yml file.")
+        limit = settings.CONFIG_MAX_BYTES
+        if upload.size > limit:
+            raise forms.ValidationError(
+                f"{upload.name}: the file is larger than the limit of {limit} bytes "
+                "(CONFIG_MAX_BYTES)"
+            )
         return upload
+
+    def clean_data_files(self):
+        uploads = self.cleaned_data["data_files"]
+        for upload in uploads:
+            if upload.size > file_limit_bytes():
+                raise forms.ValidationError(file_too_large(upload.name))
+        return uploads
+
+    def clean(self):
+        cleaned = super().clean()
+        uploads = [cleaned.get("config_file")] + list(cleaned.get("data_files") or [])
+        if sum(upload.size for upload in uploads if upload is not None) > total_limit_bytes():
+            raise forms.ValidationError(total_too_large())
+        return cleaned
 
 
 class AddMembersForm(forms.Form):

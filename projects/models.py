@@ -53,6 +53,12 @@ class Project(models.Model):
     config_source = models.TextField(blank=True, help_text="The YAML file as uploaded.")
     config_filename = models.CharField(max_length=300, blank=True)
     allow_all_users = models.BooleanField(default=False)
+    storage_folder = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="The project's own folder under PROJECT_FILES_ROOT (a hex name): its "
+        "uploaded files and every file the worker writes for it.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

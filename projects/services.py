@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from .configuration import ConfigError, ProjectConfig, load_config
+from .configuration import ConfigError, ProjectConfig, load_config, parse_yaml
 from .datafiles import LoadedData, load_items
+from .limits import Limits
 from .models import (
     AnnotatorProfile,
     Instance,
@@ -24,10 +25,13 @@ from .models import (
     Project,
     Unit,
 )
+from .paths import PathRefused, confine
+from .uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
 
 User = get_user_model()
 
 DEFAULT_LAB_NAME = "Default lab"
+BATCH = 5000  # rows per INSERT when a project is built
 
 
 class ProjectImportError(ValueError):
@@ -82,19 +86,52 @@ class ImportResult:
     design_notes: list[str]
 
 
+STORAGE_FOLDER = re.compile(r"[0-9a-f]{32}")
+
+
+def current_limits() -> Limits:
+    """The limits on configs and data set in settings ("Trust boundaries: limits")."""
+    return Limits.from_settings(settings)
+
+
+def project_folder(project: Project) -> Path:
+    """The project's own folder under PROJECT_FILES_ROOT, where everything written for it
+    goes (projects made before folders existed get one here)."""
+    name = project.storage_folder
+    if not name:
+        name = uuid.uuid4().hex
+        Project.objects.filter(pk=project.pk, storage_folder="").update(storage_folder=name)
+        project.refresh_from_db(fields=["storage_folder"])
+        name = project.storage_folder
+    if not STORAGE_FOLDER.fullmatch(name):
+        raise PathRefused("storage_folder")
+    return Path(settings.PROJECT_FILES_ROOT) / name
+
+
 def import_project(
     *,
     config_path: str | Path,
     lab: Lab | None = None,
     owner=None,
     slug: str | None = None,
+    trusted: bool = False,
+    storage_folder: str | None = None,
 ) -> ImportResult:
     """Validate the config, read its data files and build the project with its tuples, or
-    raise ProjectImportError and leave nothing behind."""
+    raise ProjectImportError and leave nothing behind.
+
+    Untrusted (the default: a config that came over the web), task_dir and data_files must
+    stay inside the config's folder; ``trusted`` (the operator's import_project command)
+    reads the paths the config names. Either way the project gets a folder of its own
+    (``storage_folder``, a hex name under PROJECT_FILES_ROOT: the upload's, or a new one)
+    and the worker writes only there. Every limit of settings applies."""
     config_path = Path(config_path)
+    limits = current_limits()
     try:
-        config = load_config(config_path)
-        data = load_items(config)
+        config = load_config(config_path, trusted=trusted, limits=limits)
+        data = load_items(config, limits=limits)
+        _check_design_budget(config, data, limits)
+        config_source = config_path.read_text(encoding="utf-8")
     except (ConfigError, ValueError) as exc:
         raise ProjectImportError(str(exc)) from exc
     if slug is not None:
@@ -111,8 +148,9 @@ def import_project(
             lab=lab or get_default_lab(),
             owner=owner,
             slug=slug,
-            config_source=config_path.read_text(encoding="utf-8"),
+            config_source=config_source,
             config_filename=config_path.name,
+            storage_folder=storage_folder or uuid.uuid4().hex,
         )
     except DesignError as exc:
         raise ProjectImportError(f"{config_path.name}: tuple design: {exc}") from exc
@@ -128,6 +166,7 @@ def _build_project(
     slug: str | None,
     config_source: str,
     config_filename: str,
+    storage_folder: str,
 ) -> ImportResult:
     from bws.models import ScoringState
     from bws.services import build_tuples
@@ -139,16 +178,18 @@ def _build_project(
         config=config.to_dict(),
         config_source=config_source,
         config_filename=config_filename,
+        storage_folder=storage_folder,
         allow_all_users=config.allow_all_users,
         created_by=owner,
     )
-    items = Item.objects.bulk_create(
-        [
-            Item(project=project, item_id=it.item_id, index=i, text=it.text or "", data=it.data)
-            for i, it in enumerate(data.items)
-        ],
-        batch_size=5000,
-    )
+    # Model objects are made a batch at a time, so a large project never holds them all.
+    for start in range(0, len(data.items), BATCH):
+        Item.objects.bulk_create(
+            [
+                Item(project=project, item_id=it.item_id, index=i, text=it.text or "", data=it.data)
+                for i, it in enumerate(data.items[start : start + BATCH], start=start)
+            ]
+        )
     instances = Instance.objects.bulk_create(
         [
             Instance(
@@ -186,11 +227,41 @@ def _build_project(
         project.save(update_fields=["config"])
     return ImportResult(
         project=project,
-        n_items=len(items),
+        n_items=len(data.items),
         n_instances=len(instances),
         n_tuples=design.n_tuples,
         design_notes=design.notes,
     )
+
+
+def _check_design_budget(config: ProjectConfig, data: LoadedData, limits: Limits) -> None:
+    """Refuse a tuple design whose memory estimate passes DESIGN_MAX_MEMORY_MB, before any
+    of it is built (bws.core.design.design_memory)."""
+    from bws.core.design import design_memory
+
+    bws = config.bws
+    if bws is None or not config.bws_schemes:
+        return
+    if bws.items_key:
+        pools = [len(instance.items) for instance in data.instances]
+    else:
+        pools = [len(data.items)]
+    need = design_memory(
+        pools,
+        bws.tuple_size,
+        bws.appearances,
+        method=bws.method,
+        ensure_pair_coverage=bws.ensure_pair_coverage,
+    )
+    budget = limits.design_memory_mb * 1024 * 1024
+    if need > budget:
+        tuples = sum(-(-n * bws.appearances // bws.tuple_size) for n in pools)
+        raise ProjectImportError(
+            f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
+            f"{bws.appearances} appearances each ({tuples} tuples) need about "
+            f"{-(-need // (1024 * 1024))} MB, above the limit of {limits.design_memory_mb} MB "
+            "(DESIGN_MAX_MEMORY_MB): lower the appearances or split the items"
+        )
 
 
 def _build_units(*, project: Project, config: ProjectConfig, instances: list[Instance]) -> None:
@@ -199,68 +270,133 @@ def _build_units(*, project: Project, config: ProjectConfig, instances: list[Ins
     from bws.models import BwsTuple
 
     if config.bws_schemes:
-        units = [
-            Unit(
-                kind=Unit.Kind.TUPLE, external_id=t.tuple_id, bws_tuple=t, instance_id=t.instance_id
-            )
-            for t in BwsTuple.objects.filter(project=project).order_by("position")
-        ]
+        sources = (
+            BwsTuple.objects.filter(project=project)
+            .order_by("position")
+            .values_list("pk", "tuple_id", "instance_id")
+        )
+        count = sources.count()
+        units = (
+            Unit(kind=Unit.Kind.TUPLE, external_id=tuple_id, bws_tuple_id=pk, instance_id=instance)
+            for pk, tuple_id, instance in sources.iterator(chunk_size=BATCH)
+        )
     else:
-        units = [
+        count = len(instances)
+        units = (
             Unit(kind=Unit.Kind.INSTANCE, external_id=inst.instance_id, instance=inst)
             for inst in instances
-        ]
+        )
     seed = config.bws.seed if config.bws else 42
-    ranks = np.random.default_rng(seed).permutation(len(units))
+    ranks = np.random.default_rng(seed).permutation(count)
+    batch = []
     for n, unit in enumerate(units):
         unit.project = project
         unit.position = n
         unit.random_rank = int(ranks[n])
-    Unit.objects.bulk_create(units, batch_size=5000)
+        batch.append(unit)
+        if len(batch) == BATCH:
+            Unit.objects.bulk_create(batch)
+            batch = []
+    Unit.objects.bulk_create(batch)
 
 
 def store_uploaded_project(*, config_file, data_files) -> Path:
-    """Save an uploaded YAML config and its data files in a fresh folder; return the config path.
+    """Save an uploaded YAML config and its data files in a new folder of their own under
+    PROJECT_FILES_ROOT; return the config's path (ProjectImportError if they are too large).
 
-    Data files are placed where the config's data_files entries point (matched by file name),
-    so a config written for a folder layout such as data/items.jsonl imports unchanged.
+    Data files are placed where the config's data_files entries point (matched by file name)
+    when that place is inside the folder, so a config written for a folder layout such as
+    data/items.jsonl imports unchanged; anything else lands at the top of the folder and the
+    import names the key that points elsewhere.
     """
-    import yaml
-
+    limits = current_limits()
     folder = Path(settings.PROJECT_FILES_ROOT) / uuid.uuid4().hex
     folder.mkdir(parents=True)
-    config_path = folder / Path(config_file.name).name
-    with config_path.open("wb") as out:
-        for chunk in config_file.chunks():
-            out.write(chunk)
-    wanted: dict[str, Path] = {}
     try:
-        raw = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError):
-        raw = {}  # load_config reports the error with its line
-    if isinstance(raw, dict):
-        task_dir = raw.get("task_dir") if isinstance(raw.get("task_dir"), str) else "."
-        entries = raw.get("data_files") or []
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, str) and not Path(entry).is_absolute():
-                target = (folder / task_dir / entry).resolve()
-                if folder.resolve() in target.parents:
-                    wanted[Path(entry).name] = target
-    for upload in data_files:
-        name = Path(upload.name).name
-        target = wanted.get(name, folder / name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("wb") as out:
+        config_name = _upload_name(config_file.name)
+        written = _save_upload(config_file, folder / config_name, file_limit_bytes())
+        if written is None:
+            raise ProjectImportError(file_too_large(config_name))
+        if written > limits.config_bytes:
+            raise ProjectImportError(
+                f"{config_name}: the file is larger than the limit of {limits.config_bytes} "
+                "bytes (CONFIG_MAX_BYTES)"
+            )
+        wanted: dict[str, Path] = {}
+        try:
+            raw = parse_yaml(
+                (folder / config_name).read_text(encoding="utf-8"), config_name, limits=limits
+            )
+        except (ConfigError, UnicodeDecodeError):
+            raw = {}  # the import reports the problem with its line
+        if isinstance(raw, dict):
+            task_dir = raw.get("task_dir") if isinstance(raw.get("task_dir"), str) else "."
+            entries = raw.get("data_files") or []
+            for entry in entries if isinstance(entries, list) else []:
+                if not isinstance(entry, str):
+                    continue
+                try:
+                    start = confine("task_dir", task_dir, folder)
+                    wanted[Path(entry).name] = confine("data_files", entry, folder, start=start)
+                except PathRefused:
+                    continue
+        total = written
+        for upload in data_files:
+            name = _upload_name(upload.name)
+            target = wanted.get(name, folder / name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            size = _save_upload(
+                upload, target, min(file_limit_bytes(), total_limit_bytes() - total)
+            )
+            if size is None:
+                too_large = total + (upload.size or 0) > total_limit_bytes()
+                raise ProjectImportError(total_too_large() if too_large else file_too_large(name))
+            total += size
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder / config_name
+
+
+def _upload_name(name: str | None) -> str:
+    base = Path(name or "").name
+    if base in ("", ".", ".."):
+        raise ProjectImportError("an uploaded file has no usable name")
+    return base
+
+
+def _save_upload(upload, target: Path, limit: int) -> int | None:
+    """Copy an upload to a new file; its size, or None (nothing kept) past ``limit`` bytes."""
+    size = 0
+    try:
+        with target.open("xb") as out:
             for chunk in upload.chunks():
+                size += len(chunk)
+                if size > limit:
+                    break
                 out.write(chunk)
-    return config_path
+    except FileExistsError:
+        raise ProjectImportError(f"two uploaded files are named {target.name}") from None
+    if size > limit:
+        target.unlink()
+        return None
+    return size
 
 
 def create_project_from_upload(*, config_file, data_files, lab: Lab, owner) -> ImportResult:
-    """Build a project from files uploaded on the web; nothing stays behind on failure."""
+    """Build a project from files uploaded on the web; nothing stays behind on failure.
+
+    The upload is untrusted: every path in its config must stay inside its own folder,
+    which becomes the project's folder."""
     config_path = store_uploaded_project(config_file=config_file, data_files=data_files)
     try:
-        return import_project(config_path=config_path, lab=lab, owner=owner)
+        return import_project(
+            config_path=config_path,
+            lab=lab,
+            owner=owner,
+            trusted=False,
+            storage_folder=config_path.parent.name,
+        )
     except ProjectImportError:
         shutil.rmtree(config_path.parent, ignore_errors=True)
         raise

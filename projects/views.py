@@ -139,9 +139,14 @@ def project_create(request):
     if not labs.exists():
         raise Http404("Only lab admins create projects.")
     errors: list[str] = []
+    status = 200
     if request.method == "POST":
         form = ProjectUploadForm(request.POST, request.FILES, labs=labs)
-        if form.is_valid():
+        # Files the upload handler dropped for their size (projects/uploads.py).
+        errors = list(getattr(request, "upload_refusals", []))
+        if errors:
+            status = 400
+        elif form.is_valid():
             try:
                 result = services.create_project_from_upload(
                     config_file=form.cleaned_data["config_file"],
@@ -150,7 +155,7 @@ def project_create(request):
                     owner=request.user,
                 )
             except services.ProjectImportError as exc:
-                errors = str(exc).splitlines()
+                errors, status = str(exc).splitlines(), 400
             else:
                 messages.success(
                     request,
@@ -160,7 +165,9 @@ def project_create(request):
                 return redirect("project-detail", slug=result.project.slug)
     else:
         form = ProjectUploadForm(labs=labs)
-    return render(request, "projects/project_create.html", {"form": form, "errors": errors})
+    return render(
+        request, "projects/project_create.html", {"form": form, "errors": errors}, status=status
+    )
 
 
 @login_required

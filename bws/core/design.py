@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
@@ -43,6 +44,7 @@ __all__ = [
     "TupleDesign",
     "balanced_design",
     "balanced_tuples",
+    "design_memory",
     "design_summary",
     "pair_coverage_lower_bound",
     "random_tuples",
@@ -51,6 +53,18 @@ __all__ = [
 # Up to this many items the pair counts are held in a dense n x n matrix (36 MB of int32)
 # and repaired by local search; above it, repeats are rare and fixed against sorted codes.
 DENSE_MAX_ITEMS = 3000
+# A cold pair's candidate moves are listed in full up to this many (appearances of one
+# item times the other's), sampled above it.
+JOIN_SAMPLE_ABOVE = 1 << 16
+# The dense local search stops after about this many row entries scanned (some seconds),
+# and never before SEARCH_MIN_STEPS steps.
+SEARCH_WORK = 150_000_000
+SEARCH_MIN_STEPS = 2_000
+BREAK_CANDIDATES = 2048  # rows tried as partners when a pair meets too often
+# design_memory: bytes kept per tuple (its ids as a Python list, the row) on top of 16 per
+# position, and a fixed allowance for the interpreter's working set.
+KEPT_PER_TUPLE = 400
+DESIGN_OVERHEAD = 16 * 1024 * 1024
 # Pair coverage of n items needs about n^2 / (T (T - 1)) tuples: refuse absurd requests.
 COVERAGE_MAX_TUPLES = 5_000
 
@@ -140,6 +154,46 @@ def _check(n_items, tuple_size, appearances) -> tuple[int, int, int]:
     return n, size, r
 
 
+def design_memory(
+    pools: int | Sequence[int],
+    tuple_size: int,
+    appearances: int,
+    *,
+    method: str = "balanced_incomplete",
+    ensure_pair_coverage: bool = False,
+) -> int:
+    """Bytes that designing tuples for ``pools`` (one item count, or one per instance)
+    needs at its peak, design summary and the caller's rows of ids included: an upper
+    estimate from the numbers alone, made before anything is allocated.
+
+    Per tuple: the sparse repair's and the summary's pair codes (about 7 x 8 bytes per
+    pair of positions), the rows and a Python list of ids, kept for every pool; per pool
+    while it is designed: n x n pair-count tables below DENSE_MAX_ITEMS items, the sparse
+    repair's proposals above. benchmarks/limits.py compares it with measured peaks.
+    """
+    sizes = [pools] if isinstance(pools, int) else list(pools)
+    size, r = max(1, int(tuple_size)), max(0, int(appearances))
+    pairs = size * (size - 1) // 2
+    kept = 0
+    working = 0
+    for n in (max(0, int(v)) for v in sizes):
+        if n == size and len(sizes) > 1:  # an instance that is its own tuple
+            kept += KEPT_PER_TUPLE + 16 * size
+            continue
+        tuples = -(-n * r // size)
+        kept += tuples * (KEPT_PER_TUPLE + 16 * size)
+        if method == "random":
+            extra = tuples * n * 16 if n <= 4 * size else 0
+        elif ensure_pair_coverage:
+            extra = 64 * n * n + COVERAGE_MAX_TUPLES * 64 * pairs
+        elif n <= DENSE_MAX_ITEMS:
+            extra = 32 * n * n
+        else:
+            extra = (1 << 18) * 32 * size
+        working = max(working, tuples * 64 * pairs + extra)
+    return DESIGN_OVERHEAD + kept + working
+
+
 def pair_coverage_lower_bound(n_items: int, tuple_size: int) -> int:
     """Fewest tuples of tuple_size that can hold every pair of n_items (Schönheim bound)."""
     n, size, _ = _check(n_items, tuple_size, 1)
@@ -217,7 +271,11 @@ def balanced_design(
     else:
         rows = _build_rows(n, size, requested, rng)
         if n <= DENSE_MAX_ITEMS:
-            _PairSearch(rows, n, rng, coverage=False).run()
+            if not _PairSearch(rows, n, rng, coverage=False).run():
+                notes.append(
+                    "pair counts were evened out as far as the design work limit allows"
+                    f" ({len(rows):,} tuples of {n:,} items)"
+                )
         elif not _repair_sparse(rows, n, rng):
             left = design_summary(rows, n).repeated_pairs
             if left:
@@ -449,22 +507,30 @@ class _PairSearch:
         """Pairs of items that share no tuple."""
         return int((np.count_nonzero(self.counts == 0) - self.n) // 2)
 
-    def run(self, patience: int | None = None) -> None:
-        """Search until counts are optimal or the cost stops falling for `patience` steps."""
-        m = self.rows.shape[0]
+    def run(self, patience: int | None = None) -> bool:
+        """Search until counts are optimal or the cost stops falling for `patience` steps;
+        return False when it stopped at the work limit (SEARCH_WORK) instead."""
+        m, size = self.rows.shape
         if patience is None:
             patience = 300 + m
+        # Each step scans the rows a few times: bound the steps so that a dense design
+        # with many tuples costs seconds, not minutes (a deterministic count, not a clock).
+        per_step = size * (m + min(m, BREAK_CANDIDATES))
+        steps = min(100 * patience, max(SEARCH_MIN_STEPS, SEARCH_WORK // per_step))
         rng = self.rng
         cost = self.cost
         best, since_best = cost, 0
-        for _ in range(100 * patience):
+        finished = False
+        for _ in range(steps):
             if not len(self.hot) and not len(self.cold):
+                finished = True
                 break
             if cost < best:
                 best, since_best = cost, 0
             else:
                 since_best += 1
                 if since_best > patience:
+                    finished = True
                     break
             if len(self.cold) and (not len(self.hot) or rng.random() < 0.5):
                 a, b, p = self._join_candidates(self.cold.choice(rng))
@@ -494,6 +560,7 @@ class _PairSearch:
                 self._swap(int(a[k]), int(b[k]), int(p[k]))
                 cost += int(delta[k])
         self.cost = cost
+        return finished or steps == 100 * patience
 
     def _break_moves(self, code: int):
         """Swaps that move u or v out of a tuple they share, with their cost changes."""
@@ -502,7 +569,11 @@ class _PairSearch:
         shared = np.flatnonzero((rows == u).any(axis=1) & (rows == v).any(axis=1))
         a = int(shared[rng.integers(shared.size)])
         m = rows.shape[0]
-        b = np.arange(m) if m <= 2048 else rng.choice(m, 2048, replace=False)
+        b = (
+            np.arange(m)
+            if m <= BREAK_CANDIDATES
+            else rng.choice(m, BREAK_CANDIDATES, replace=False)
+        )
         pu = int(np.flatnonzero(rows[a] == u)[0])
         pv = int(np.flatnonzero(rows[a] == v)[0])
         delta = np.concatenate([self._deltas_from(a, pu, b), self._deltas_from(a, pv, b)])
@@ -541,10 +612,16 @@ class _PairSearch:
             # Move y into a row a holding x, taking y from a row b where it sits in column p.
             ra, pa = np.nonzero(self.rows == x)
             rb, pb = np.nonzero(self.rows == y)
-            a = np.repeat(ra, rb.size)
-            xa = np.repeat(pa, rb.size)
-            b = np.tile(rb, ra.size)
-            p = np.tile(pb, ra.size)
+            if ra.size * rb.size > JOIN_SAMPLE_ABOVE:
+                # Items that appear very often: sample pairs of rows instead of listing
+                # all ra x rb of them (memory and time grow with appearances squared).
+                i, j = np.divmod(self.rng.integers(0, ra.size * rb.size, 2 * 128), rb.size)
+                a, xa, b, p = ra[i], pa[i], rb[j], pb[j]
+            else:
+                a = np.repeat(ra, rb.size)
+                xa = np.repeat(pa, rb.size)
+                b = np.tile(rb, ra.size)
+                p = np.tile(pb, ra.size)
             keep = xa != p
             parts.append((a[keep], b[keep], p[keep]))
         a, b, p = (np.concatenate(z) for z in zip(*parts, strict=True))

@@ -28,10 +28,13 @@ ROOT = Path(settings.BASE_DIR)
 
 
 @pytest.fixture
-def study(tmp_path):
-    """A copy of the dialect-B example (items within instances, output_file configured)."""
+def study(tmp_path, settings):
+    """A copy of the dialect-B example (items within instances, output_file configured);
+    the projects' own folders live in tmp_path / "projects"."""
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
     folder = tmp_path / "mt"
     shutil.copytree(ROOT / "examples" / "mt_tuples", folder)
+    (folder / "output").mkdir(exist_ok=True)
     return folder
 
 
@@ -50,7 +53,7 @@ def annotate(project, schemes, n_users=4, per_user=40, seed=1):
             submit_answers(project=project, user=user, unit_id=unit.pk, answers=answers)
 
 
-def test_run_stores_scores_intervals_reliability_convergence(study):
+def test_run_stores_scores_intervals_reliability_convergence(study, tmp_path):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     annotate(project, ["overall_quality"])
     run = services.request_run(project=project, scheme="overall_quality", bootstrap=200)
@@ -63,7 +66,9 @@ def test_run_stores_scores_intervals_reliability_convergence(study):
     assert run.reliability["mean"] > 0.5 and run.reliability["trials"] == 100
     assert len(run.convergence) == 10 and run.convergence[-1]["spearman"] == pytest.approx(1)
     assert "Schema: overall_quality" in run.stats_text
-    written = study / "output" / "quality_scores.csv"  # the scheme's output_file
+    # The scheme's output_file, written in the project's own folder, never beside the config.
+    written = tmp_path / "projects" / project.storage_folder / "output" / "quality_scores.csv"
+    assert not (study / "output" / "quality_scores.csv").exists()
     assert written.read_text().splitlines()[0].startswith("item_id,text,score,ci_low")
 
 

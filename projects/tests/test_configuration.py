@@ -559,14 +559,14 @@ def test_duplicate_yaml_key_names_both_lines(tmp_path):
 def test_data_file_not_found(tmp_path):
     text = DIALECT_A.replace("data/items.jsonl", "data/missing.jsonl")
     assert issues(tmp_path, text) == [
-        f"config.yaml: data_files[0]: data file not found: {tmp_path / 'data' / 'missing.jsonl'}"
+        "config.yaml: data_files[0]: data file not found: 'data/missing.jsonl'"
     ]
 
 
 def test_task_dir_not_found(tmp_path):
     text = DIALECT_A + "task_dir: study\n"
     assert issues(tmp_path, text) == [
-        f"config.yaml: task_dir: directory not found: {tmp_path / 'study'}"
+        "config.yaml: task_dir: directory not found: 'study'"
     ]
 
 
@@ -684,5 +684,5 @@ def test_file_that_is_not_a_mapping(tmp_path):
 
 
 def test_missing_config_file(tmp_path):
-    with pytest.raises(ConfigError, match=r"^nope.yaml: file not found: "):
+    with pytest.raises(ConfigError, match=r"^nope.yaml: file not found$"):
         load_config(tmp_path / "nope.yaml")

@@ -179,7 +179,7 @@ def test_upload_with_bad_config_shows_errors_and_keeps_nothing(client, project_u
             "data_files": [upload("mt_systems.jsonl", EXAMPLE / "data" / "mt_systems.jsonl")],
         },
     )
-    assert response.status_code == 200
+    assert response.status_code == 400
     html = response.content.decode()
     assert "could not be created" in html
     assert "tuple_sise" in html and "tuple_size" in html
