@@ -196,6 +196,7 @@ def test_permission_matrix(world, role):
     if user is not None:
         client.force_login(user)
     column = ROLES.index(role)
+    sees_project = expected_row("GET", "project-detail")[1][column] == 200
     wrong = []
     for method, key, url, statuses in targets(world):
         # Every request sees the same world: what one changes (a lease, a revoked token)
@@ -220,4 +221,8 @@ def test_permission_matrix(world, role):
             location = response["Location"]
             if "/accounts/login/" not in location:
                 wrong.append(f"{method} {url} ({key}): redirects to {location}, not the login")
+        elif not sees_project and response.status_code < 300 and hasattr(response, "content"):
+            body = response.content.decode(errors="replace")
+            if world.project.name in body or world.project.slug in body:
+                wrong.append(f"{method} {url} ({key}): names a project this role may not see")
     assert not wrong, f"as {role}:\n" + "\n".join(wrong)
