@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -197,6 +198,13 @@ def execute_run(run_id: int, *, paced: bool = False) -> ScoreRun:
     )
     try:
         result = _compute(run, selectors, paced=paced)
+    except SoftTimeLimitExceeded:
+        ScoreRun.objects.filter(pk=run.pk).update(
+            status=ScoreRun.Status.FAILED,
+            error=time_limit_message(),
+            finished_at=timezone.now(),
+        )
+        raise
     except Exception as exc:
         ScoreRun.objects.filter(pk=run.pk).update(
             status=ScoreRun.Status.FAILED,
@@ -207,6 +215,14 @@ def execute_run(run_id: int, *, paced: bool = False) -> ScoreRun:
     run.refresh_from_db()
     _write_output_file(run, result)
     return run
+
+
+def time_limit_message() -> str:
+    """What a run or report stopped by the worker's soft time limit says."""
+    return (
+        "stopped: the computation took longer than the limit of "
+        f"{settings.CELERY_TASK_SOFT_TIME_LIMIT} seconds (CELERY_TASK_SOFT_TIME_LIMIT)"
+    )
 
 
 @dataclass

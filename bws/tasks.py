@@ -8,6 +8,7 @@ agreement report); answers during the wait push it back, so a burst gives one ru
 import logging
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils import timezone
 
@@ -43,10 +44,17 @@ def design_summary_task(n_items: int, tuple_size: int, appearances: int, seed: i
     max_retries=4,
 )
 def score_run_task(self, run_id: int) -> str:
-    """Compute one queued run (retried with backoff; a failure stays visible as failed)."""
+    """Compute one queued run (retried with backoff; a failure stays visible as failed).
+
+    A run stopped by the soft time limit is marked failed with that reason and not
+    retried: it would only take as long again."""
     if not ScoreRun.objects.filter(pk=run_id).exists():
         return "gone"
-    return services.execute_run(run_id, paced=True).status
+    try:
+        return services.execute_run(run_id, paced=True).status
+    except SoftTimeLimitExceeded:
+        log.warning("run %s: %s", run_id, services.time_limit_message())
+        return ScoreRun.Status.FAILED
 
 
 @shared_task(name="bws.recompute_project", acks_late=True)
