@@ -103,13 +103,16 @@ class ScoresApi(APIView):
         scheme = data.validated_data["scheme"]
         if scheme not in selectors.bws_scheme_names(project):
             raise ValidationError({"scheme": [f"no best-worst scheme {scheme!r}"]})
-        run = services.request_run(
-            project=project,
-            scheme=scheme,
-            method=data.validated_data.get("method"),
-            bootstrap=data.validated_data.get("bootstrap"),
-            trigger=ScoreRun.Trigger.MANUAL,
-        )
+        try:
+            run = services.request_run(
+                project=project,
+                scheme=scheme,
+                method=data.validated_data.get("method"),
+                bootstrap=data.validated_data.get("bootstrap"),
+                trigger=ScoreRun.Trigger.MANUAL,
+            )
+        except ValueError as exc:  # a limit, e.g. SCORING_MAX_BOOTSTRAP_ITERATIONS
+            raise ValidationError({"bootstrap": [str(exc)]}) from exc
         services.send_task(tasks.score_run_task, run.pk)
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

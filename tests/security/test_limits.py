@@ -334,3 +334,22 @@ def test_the_pure_defaults_are_the_settings_defaults():
         if setting in os.environ:
             continue
         assert getattr(defaults, name) == getattr(django_settings, setting), setting
+
+
+def test_the_api_refuses_a_rescore_over_the_bootstrap_limit_with_a_400(uploads, client):
+    manager = UserFactory()
+    project = create_project_from_upload(
+        config_file=SimpleUploadedFile("config.yaml", config().encode()),
+        data_files=[SimpleUploadedFile("items.jsonl", items())],
+        lab=LabFactory(),
+        owner=manager,
+    ).project
+    client.force_login(manager)
+    response = client.post(
+        reverse("api-scores", args=[project.slug]),
+        {"scheme": "quality", "bootstrap": 50_000},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "(SCORING_MAX_BOOTSTRAP_ITERATIONS)" in response.content.decode()
+    assert not project.score_runs.exists()
