@@ -40,6 +40,18 @@ annotation_schemes:
   - {annotation_type: radio, name: topic, description: Topic, labels: [sport, politics]}
 """
 
+# Every kind of answer an annotator can type, on instance units: the fuzz test's target.
+SURVEY_CONFIG = """annotation_task_name: Lab one survey
+data_files: [survey.jsonl]
+annotation_schemes:
+  - {annotation_type: text, name: note, description: Note}
+  - {annotation_type: likert, name: fluency, description: Fluency, size: 5}
+  - {annotation_type: multiselect, name: tags, description: Tags, labels: [a, b, c]}
+  - {annotation_type: spatial_annotation, name: boxes, description: Cars, labels: [car, truck]}
+  - {annotation_type: temporal_grounding, name: events, description: When, labels: [stop, go]}
+  - {annotation_type: process_reward, name: steps, description: Each step, labels: [good, bad]}
+"""
+
 
 @dataclass
 class World:
@@ -54,6 +66,8 @@ class World:
     unit: object = None  # a unit the annotator answered
     run: object = None  # a good score run of the project
     report: object = None  # a stored agreement report of the project
+    survey: object = None  # a second project of lab 1 with every kind of typed answer
+    survey_unit: object = None  # a unit of it the annotator answered
     token: str = ""  # the annotator's API token, from the token endpoint
     token_key: str = ""  # its public name
 
@@ -109,6 +123,21 @@ def build_world(tmp_path) -> World:
         config_path=folder / "other.yaml", lab=other_lab, slug="other-study"
     ).project
     MembershipFactory(user=users["annotator"], project=project, role=Membership.Role.ANNOTATOR)
+    rows = [
+        {"id": f"s{n}", "text": f"Trace {n}", "media_url": "/v.mp4", "steps": [{"a": 1}, {"a": 2}]}
+        for n in range(3)
+    ]
+    (folder / "survey.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "survey.yaml").write_text(SURVEY_CONFIG)
+    survey = import_project(config_path=folder / "survey.yaml", lab=lab, slug="survey").project
+    MembershipFactory(user=users["annotator"], project=survey, role=Membership.Role.ANNOTATOR)
+    survey_unit = next_unit(project=survey, user=users["annotator"])
+    submit_answers(
+        project=survey,
+        user=users["annotator"],
+        unit_id=survey_unit.pk,
+        answers={"note": "fine", "fluency": 4, "steps": {"0": "good", "1": "bad"}},
+    )
     MembershipFactory(
         user=users["other_annotator"], project=other_project, role=Membership.Role.ANNOTATOR
     )
@@ -155,6 +184,8 @@ def build_world(tmp_path) -> World:
         unit=answered,
         run=run,
         report=report,
+        survey=survey,
+        survey_unit=survey_unit,
         token=token["token"],
         token_key=token.get("token_key", ""),
     )

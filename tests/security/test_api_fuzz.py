@@ -38,13 +38,49 @@ from .conftest import api_token, build_world
 # this address, not the one the test logs in from to renew its token.
 FUZZ_ADDRESS = "192.0.2.10"
 MAX_EXAMPLES = 25  # per operation and caller
+ANSWER_EXAMPLES = 100  # for submitting answers, where most of the input is
 
-# Answer values for the world's BWS scheme: valid ones, near misses and any JSON.
+# Values for answers: any JSON, and per scheme type values that are valid or near misses
+# (the texts and numbers a database cannot store, unknown labels, wrong shapes).
+TEXT = st.text() | st.sampled_from(["\x00", "a\x00b", "\ud800", "x" * 20_000])
+# (Infinity and NaN are left out: the request's JSON encoder refuses them.)
+NUMBER = (
+    st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([10**400, 2**63, -(2**63) - 1, 1e308])
+)
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    st.none() | st.booleans() | NUMBER | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
+
+
+def labelled(labels):
+    return st.sampled_from(labels) | TEXT
+
+
+def triple():
+    return st.lists(NUMBER, min_size=3, max_size=3) | JSON
+
+
+ANSWERS = {
+    "note": TEXT,
+    "fluency": st.integers(0, 6) | st.sampled_from(["3", "\u0663", " 4 "]) | NUMBER,
+    "tags": st.lists(labelled(["a", "b", "c"]), max_size=4),
+    "boxes": st.lists(
+        st.fixed_dictionaries(
+            {"label": labelled(["car", "truck"]), "center": triple(), "size": triple()},
+            optional={"yaw": NUMBER | JSON},
+        ),
+        max_size=3,
+    ),
+    "events": st.lists(
+        st.fixed_dictionaries({"start": NUMBER, "end": NUMBER, "label": labelled(["stop", "go"])}),
+        max_size=3,
+    ),
+    "steps": st.dictionaries(labelled(["0", "1", "2"]), labelled(["good", "bad"]), max_size=3),
+}
 
 
 class Caller:
@@ -57,12 +93,13 @@ class Caller:
         self.world = world
         self.user = world.user(role)
         self.renew()
-        # The annotator edits an earlier answer; the manager answers a unit leased now.
-        unit = (
-            world.unit if role == "annotator" else next_unit(project=world.project, user=self.user)
-        )
-        self.unit = unit
-        self.item_ids = list(unit.bws_tuple.item_ids)
+        # The annotator edits earlier answers; the manager answers units leased now.
+        if role == "annotator":
+            self.unit, self.survey_unit = world.unit, world.survey_unit
+        else:
+            self.unit = next_unit(project=world.project, user=self.user)
+            self.survey_unit = next_unit(project=world.survey, user=self.user)
+        self.item_ids = list(self.unit.bws_tuple.item_ids)
 
     def renew(self):
         reply = api_token(self.user.username)
@@ -95,9 +132,10 @@ def caller(request, transactional_db, tmp_path, fast_passwords, monkeypatch):
 
 
 def aim(case, caller, data):
-    """Half the generated requests name the world's scheme, and half the answers go to the
-    caller's own unit, so their values reach validation and storage instead of stopping
-    at an unknown scheme or unit."""
+    """Half the generated requests name the world's BWS scheme, and half the answers go to
+    one of the caller's own units (of the BWS project or the survey) with values for its
+    schemes, so they reach validation and storage instead of stopping at an unknown scheme
+    or unit."""
     aimed = st.sampled_from([True, False])
     if "scheme" in {p.name for p in case.operation.query} and data.draw(aimed):
         case.query = {**(case.query or {}), "scheme": "quality"}
@@ -107,10 +145,20 @@ def aim(case, caller, data):
         return
     if not isinstance(case.body, dict) or not data.draw(aimed):
         return
-    items = st.sampled_from(caller.item_ids)
-    answer = data.draw(st.fixed_dictionaries({"best": items, "worst": items}) | JSON)
-    case.body = {**case.body, "unit": caller.unit.pk, "annotations": {"quality": answer}}
-    case.media_type = "application/json"  # a form encoding would flatten the answer
+    if data.draw(st.sampled_from(["survey", "bws"])) == "survey":  # typed answers
+        project, unit = caller.world.survey, caller.survey_unit
+        names = data.draw(st.lists(st.sampled_from(list(ANSWERS)), min_size=1, unique=True))
+        answers = {name: data.draw(ANSWERS[name] | JSON) for name in names}
+    else:  # the BWS project's best and worst
+        project, unit = caller.world.project, caller.unit
+        items = st.sampled_from(caller.item_ids)
+        best_worst = st.fixed_dictionaries({"best": items, "worst": items})
+        answers = {"quality": data.draw(best_worst | JSON)}
+    case.path_parameters["slug"] = project.slug
+    # The generated client_id and time_taken_ms stay; other generated keys go.
+    kept = {k: v for k, v in case.body.items() if k in ("client_id", "time_taken_ms")}
+    case.body = {**kept, "unit": unit.pk, "annotations": answers}
+    case.media_type = "application/json"  # a form encoding would flatten the answers
 
 
 def operation_test(operation, caller, server_errors, statuses):
@@ -126,8 +174,10 @@ def operation_test(operation, caller, server_errors, statuses):
     if operation.query or operation.body:
         strategy |= operation.as_strategy(GenerationMode.NEGATIVE, path_parameters=path)
 
+    submits = operation.method.upper() == "POST" and operation.path.endswith("/annotations/")
+
     @settings(
-        max_examples=MAX_EXAMPLES,
+        max_examples=ANSWER_EXAMPLES if submits else MAX_EXAMPLES,
         deadline=None,
         derandomize=True,
         database=None,
