@@ -9,7 +9,9 @@ staff only.
 """
 
 import fnmatch
+import json
 import re
+from urllib.parse import urlencode
 
 import pytest
 from django.apps import apps
@@ -23,7 +25,8 @@ from .conftest import ROLES
 # Columns, in the order of ROLES: anonymous, a user in no lab, an annotator of the project,
 # an annotator of a project in the other lab, a member of the project's lab who is not in
 # the project, the other lab's admin, the project's lab admin, a superuser.
-# A row is "[METHOD] name": GET unless a method is given; POST rows send an empty body.
+# A row is "[METHOD] name": GET unless a method is given; POST rows send an empty body,
+# "POST+answer" rows the annotator's own valid answer to their unit (BODIES).
 # The token in api-token-revoke is the annotator's.
 # "admin:*" is the rule for every admin page not listed by name before it. Admin pages of
 # one object show the model's first row in the world; axes keeps no failure log here (pk 0:
@@ -40,6 +43,7 @@ project-export                          302    404    404    404    404    404  
 annotate                                302    404    200    404    404    404    200    200
 annotate-unit                           302    404    200    404    404    404    404    404
 POST annotate-unit                      302    404    400    404    404    404    404    404
+POST+answer_form annotate-unit          302    404    302    404    404    404    404    404
 lab-detail                              302    404    404    404    200    404    200    200
 POST lab-detail                         302    404    404    404    404    404    400    400
 bws-dashboard                           302    404    404    404    404    404    200    200
@@ -72,6 +76,7 @@ api-queue-next                          401    405    405    405    405    405  
 POST api-queue-next                     401    404    204    404    404    404    200    200
 api-annotations                         401    404    200    404    404    404    200    200
 POST api-annotations                    401    404    400    404    404    404    400    400
+POST+answer api-annotations             401    404    201    404    404    404    409    409
 api-agreement                           401    404    404    404    404    404    200    200
 api-scores                              401    404    404    404    404    404    200    200
 POST api-scores                         401    404    404    404    404    404    400    400
@@ -92,13 +97,28 @@ admin:*                                 302    302    302    302    302    302  
 METHODS = ("GET", "POST", "DELETE")
 
 
+def answer(world) -> dict:
+    """The annotator's own answer to their unit: valid, so only permission can refuse it."""
+    ids = sorted(world.unit.bws_tuple.item_ids)
+    return {"unit": world.unit.pk, "annotations": {"quality": {"best": ids[0], "worst": ids[-1]}}}
+
+
+def answer_form(world) -> dict:
+    ids = sorted(world.unit.bws_tuple.item_ids)
+    return {"quality__best": ids[0], "quality__worst": ids[-1]}
+
+
+# Bodies for rows "POST+name" (the API's as JSON, the pages' as a form).
+BODIES = {"answer": answer, "answer_form": answer_form}
+
+
 def parse_matrix(text: str) -> list[tuple[str, str, tuple[int, ...]]]:
     rows = []
     for line in text.strip().splitlines():
         if line.startswith("#"):
             continue
         words = line.split()
-        method = words.pop(0) if words[0] in METHODS else "GET"
+        method = words.pop(0) if words[0].split("+")[0] in METHODS else "GET"
         name, statuses = words[0], tuple(int(w) for w in words[1:])
         assert len(statuses) == len(ROLES), f"{line!r}: one status per role"
         rows.append((method, name, statuses))
@@ -183,10 +203,12 @@ def targets(world):
         seen.add(url)
         match = resolve(url.split("?")[0])
         assert match.route == route or match.url_name == key.split(":")[-1], (key, url)
-        for method in METHODS:
-            row = expected_row(method, key)
-            if row is not None and (method == "GET" or row[0] == key):
-                yield method, key, url, row[1]
+        row = expected_row("GET", key)
+        if row is not None:
+            yield "GET", key, url, row[1]
+        for method, name, statuses in ROWS:
+            if method != "GET" and name == key:
+                yield method, key, url, statuses
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -202,14 +224,15 @@ def test_permission_matrix(world, role):
         # Every request sees the same world: what one changes (a lease, a revoked token)
         # is rolled back before the next.
         with transaction.atomic():
-            if method == "GET":
+            verb, _, body_name = method.partition("+")
+            body = BODIES[body_name](world) if body_name else {}
+            if verb == "GET":
                 response = client.get(url)
             elif key.startswith("api-"):
-                response = client.generic(method, url, "{}", content_type="application/json")
+                response = client.generic(verb, url, json.dumps(body), "application/json")
             else:
-                response = client.generic(
-                    method, url, "", content_type="application/x-www-form-urlencoded"
-                )
+                form = urlencode(body)
+                response = client.generic(verb, url, form, "application/x-www-form-urlencoded")
             transaction.set_rollback(True)
         expected = statuses[column]
         if response.status_code != expected:
