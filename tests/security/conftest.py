@@ -52,6 +52,13 @@ annotation_schemes:
   - {annotation_type: process_reward, name: steps, description: Each step, labels: [good, bad]}
 """
 
+OPEN_CONFIG = """annotation_task_name: Open study
+data_files: [docs.jsonl]
+user_config: {allow_all_users: true}
+annotation_schemes:
+  - {annotation_type: radio, name: topic, description: Topic, labels: [sport, politics]}
+"""
+
 
 @dataclass
 class World:
@@ -67,6 +74,7 @@ class World:
     run: object = None  # a good score run of the project
     report: object = None  # a stored agreement report of the project
     survey: object = None  # a second project of lab 1 with every kind of typed answer
+    open_project: object = None  # a project of lab 1 open to every user (allow_all_users)
     survey_unit: object = None  # a unit of it the annotator answered
     token: str = ""  # the annotator's API token, from the token endpoint
     token_key: str = ""  # its public name
@@ -122,6 +130,9 @@ def build_world(tmp_path) -> World:
     other_project = import_project(
         config_path=folder / "other.yaml", lab=other_lab, slug="other-study"
     ).project
+    (folder / "open.yaml").write_text(OPEN_CONFIG)
+    open_project = import_project(config_path=folder / "open.yaml", lab=lab, slug="open-study")
+    assert open_project.project.allow_all_users
     MembershipFactory(user=users["annotator"], project=project, role=Membership.Role.ANNOTATOR)
     rows = [
         {"id": f"s{n}", "text": f"Trace {n}", "media_url": "/v.mp4", "steps": [{"a": 1}, {"a": 2}]}
@@ -185,6 +196,7 @@ def build_world(tmp_path) -> World:
         run=run,
         report=report,
         survey=survey,
+        open_project=open_project.project,
         survey_unit=survey_unit,
         token=token["token"],
         token_key=token.get("token_key", ""),

@@ -27,6 +27,8 @@ from .conftest import ROLES
 # the project, the other lab's admin, the project's lab admin, a superuser.
 # A row is "[METHOD] name": GET unless a method is given; POST rows send an empty body,
 # "POST+answer" rows the annotator's own valid answer to their unit (BODIES).
+# "open:" rows: the same URL for the world's open project (allow_all_users) in lab 1,
+# which every user may annotate and only its managers manage.
 # The token in api-token-revoke is the annotator's.
 # "admin:*" is the rule for every admin page not listed by name before it. Admin pages of
 # one object show the model's first row in the world; axes keeps no failure log here (pk 0:
@@ -81,6 +83,17 @@ api-agreement                           401    404    404    404    404    404  
 api-scores                              401    404    404    404    404    404    200    200
 POST api-scores                         401    404    404    404    404    404    400    400
 api-score-run                           401    404    404    404    404    404    200    200
+# the open project: a radio scheme, so api-scores answers its managers 400 (no BWS scheme)
+open:project-detail                     302    200    200    200    200    200    200    200
+POST open:project-members               302    404    404    404    404    404    400    400
+open:project-export                     302    404    404    404    404    404    200    200
+open:annotate                           302    200    200    200    200    200    200    200
+open:agreement-iaa                      302    404    404    404    404    404    200    200
+open:api-project-detail                 401    200    200    200    200    200    200    200
+POST open:api-queue-next                401    200    200    200    200    200    200    200
+open:api-annotations                    401    200    200    200    200    200    200    200
+open:api-agreement                      401    404    404    404    404    404    200    200
+open:api-scores                         401    404    404    404    404    404    400    400
 admin:login                             200    200    200    200    200    200    200    302
 admin:logout                            302    302    302    302    302    302    302    405
 admin:autocomplete                      302    302    302    302    302    302    302    403
@@ -154,7 +167,11 @@ def test_every_url_has_a_row():
     keys = {key: route for key, route in url_patterns()}
     missing = [f"{key} ({route})" for key, route in keys.items() if not expected_row("GET", key)]
     assert not missing, "URLs without a row in MATRIX: " + ", ".join(missing)
-    stale = [f"{method} {name}" for method, name, _ in ROWS if "*" not in name and name not in keys]
+    stale = [
+        f"{method} {name}"
+        for method, name, _ in ROWS
+        if "*" not in name and name.removeprefix("open:") not in keys
+    ]
     assert not stale, "rows in MATRIX for URLs that no longer exist: " + ", ".join(stale)
 
 
@@ -209,6 +226,9 @@ def targets(world):
         for method, name, statuses in ROWS:
             if method != "GET" and name == key:
                 yield method, key, url, statuses
+            if name == f"open:{key}":
+                open_url = url.replace(f"/{world.project.slug}/", f"/{world.open_project.slug}/")
+                yield method, name, open_url, statuses
 
 
 @pytest.mark.parametrize("role", ROLES)
