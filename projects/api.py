@@ -3,6 +3,7 @@
 import django_filters
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -155,9 +156,20 @@ class AnnotationFilter(django_filters.FilterSet):
         return queryset.filter(annotator=self.request.user) if value else queryset
 
 
+class AnnotationsSchema(AutoSchema):
+    """Only the GET lists pages of answers with filters; a POST answers with a plain list."""
+
+    def _get_paginator(self):
+        return super()._get_paginator() if self.method == "GET" else None
+
+    def get_filter_backends(self):
+        return super().get_filter_backends() if self.method == "GET" else []
+
+
 class AnnotationsApi(generics.ListCreateAPIView):
     """Submit answers to a unit; list answers (annotators see only their own)."""
 
+    schema = AnnotationsSchema()
     serializer_class = AnnotationOutputSerializer
     filterset_class = AnnotationFilter
     queryset = Annotation.objects.none()  # for the schema; get_queryset scopes by project
