@@ -7,10 +7,10 @@ test database (the handler commits and closes connections as it does in producti
 holds the two-lab world of conftest.py. Examples are bounded and derandomised, so a run is
 repeatable and short.
 
-Only schemathesis' not_a_server_error check runs. The response-conformance checks do not
-pass and say nothing about server errors: most operations' schemas document only their
-success status, not DRF's 400 and 404 (status_code_conformance), and schema-valid requests
-are refused by rules a schema cannot state, such as a wrong password
+Besides schemathesis' not_a_server_error, the responses must match the schema's media
+types, bodies and headers. Two of its checks are left out: most operations' schemas
+document only their success statuses, not DRF's 400 and 404 (status_code_conformance), and
+schema-valid requests are refused by rules a schema cannot state, such as a wrong password
 (positive_data_acceptance).
 
 schemathesis' pytest integration (`schemathesis.pytest.from_fixture`) does not run under
@@ -29,7 +29,12 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+)
 from schemathesis.errors import FailureGroup
 
 from .conftest import api_token, build_world
@@ -39,6 +44,12 @@ from .conftest import api_token, build_world
 FUZZ_ADDRESS = "192.0.2.10"
 MAX_EXAMPLES = 25  # per operation and caller
 ANSWER_EXAMPLES = 100  # for submitting answers, where most of the input is
+CHECKS = [
+    not_a_server_error,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+]
 
 # Values for answers: any JSON, and per scheme type values that are valid or near misses
 # (the texts and numbers a database cannot store, unknown labels, wrong shapes).
@@ -195,8 +206,8 @@ def operation_test(operation, caller, server_errors, statuses):
             if response.status_code < 300:
                 caller.renew()
         try:
-            case.validate_response(response, checks=[not_a_server_error])
-        except FailureGroup as exc:  # the reproduction, and the server's traceback
+            case.validate_response(response, checks=CHECKS)
+        except FailureGroup as exc:  # the reproduction, and a 5xx's traceback
             raise AssertionError("\n".join([str(exc), *server_errors[before:]])) from None
 
     return test
