@@ -37,6 +37,7 @@ def main() -> int:
     parser.add_argument("--items", type=int, help="items (default: PROJECT_MAX_ITEMS)")
     parser.add_argument("--tuple-size", type=int, default=4)
     parser.add_argument("--cap-gb", type=float, default=4.0, help="RLIMIT_AS for this process")
+    parser.add_argument("--appearances", type=int, help="default: the most the budget allows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -80,14 +81,16 @@ def main() -> int:
         ),
         default=0,
     )
+    if args.appearances:
+        appearances = args.appearances
     if not appearances:
         print(f"no design of {n} items in tuples of {size} fits DESIGN_MAX_MEMORY_MB")
         return 1
     estimate = design_memory(n, size, appearances) / 1024**2
     print(
         f"{n:,} items (PROJECT_MAX_ITEMS {settings.PROJECT_MAX_ITEMS:,}), tuples of {size}, "
-        f"{appearances} appearances: the most DESIGN_MAX_MEMORY_MB "
-        f"{settings.DESIGN_MAX_MEMORY_MB} allows (estimate {estimate:.0f} MB); "
+        f"{appearances} appearances (DESIGN_MAX_MEMORY_MB {settings.DESIGN_MAX_MEMORY_MB}; "
+        f"design estimate {estimate:.0f} MB); "
         f"RLIMIT_AS {args.cap_gb:g} GiB; baseline peak {peak_mb():.0f} MB"
     )
 

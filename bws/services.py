@@ -133,6 +133,39 @@ def _instances_summary(designed: list, n_given: int) -> list[str]:
 
 # --------------------------------------------------------------------------- scoring runs
 
+SCORING_BASE_BYTES = 256 * 1024 * 1024
+
+
+def scoring_memory(n_items: int, resamples: int) -> int:
+    """Bytes a run's bootstrap needs at its peak, an upper estimate: its (items x resamples)
+    float64 table of resampled scores, a sorted copy and the temporaries of its spread
+    (benchmarks/limits.py: 2.0 GB measured for 100,000 items and 1000 resamples)."""
+    return SCORING_BASE_BYTES + 3 * 8 * max(0, n_items) * max(0, resamples)
+
+
+def most_resamples(n_items: int) -> int:
+    """The most bootstrap resamples SCORING_MAX_MEMORY_MB and
+    SCORING_MAX_BOOTSTRAP_ITERATIONS allow for a project of n_items."""
+    budget = settings.SCORING_MAX_MEMORY_MB * 1024 * 1024 - SCORING_BASE_BYTES
+    fits = budget // (3 * 8 * max(1, n_items))
+    return max(0, min(settings.SCORING_MAX_BOOTSTRAP_ITERATIONS, fits))
+
+
+def resamples_refusal(n_items: int, resamples: int) -> str | None:
+    """Why ``resamples`` bootstrap resamples over n_items are refused, or None."""
+    limit = settings.SCORING_MAX_BOOTSTRAP_ITERATIONS
+    if resamples > limit:
+        return f"{resamples} is above the limit of {limit} (SCORING_MAX_BOOTSTRAP_ITERATIONS)"
+    need = scoring_memory(n_items, resamples)
+    budget = settings.SCORING_MAX_MEMORY_MB
+    if need > budget * 1024 * 1024:
+        return (
+            f"{resamples} resamples of {n_items} items need about {-(-need // 2**20)} MB, "
+            f"above the limit of {budget} MB (SCORING_MAX_MEMORY_MB); at most "
+            f"{most_resamples(n_items)} fit"
+        )
+    return None
+
 
 def scoring_options(project, scheme: str) -> dict:
     """The scheme's scoring settings with defaults (method, intervals, resamples, output)."""
@@ -157,17 +190,18 @@ def request_run(
     method = method or options["method"]
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-    limit = settings.SCORING_MAX_BOOTSTRAP_ITERATIONS
+    from projects.models import Item
+
+    n_items = Item.objects.filter(project=project).count()
     if bootstrap is None:
         bootstrap = options["bootstrap_iterations"] if options["include_confidence"] else 0
-        bootstrap = min(bootstrap, limit)  # a config stored before the limit was lowered
+        # A config stored before a limit was lowered runs with what the limits allow now.
+        bootstrap = min(bootstrap, most_resamples(n_items))
     if bootstrap < 0:
         raise ValueError("bootstrap must be 0 or more resamples")
-    if bootstrap > limit:
-        raise ValueError(
-            f"bootstrap: {bootstrap} is above the limit of {limit} "
-            "(SCORING_MAX_BOOTSTRAP_ITERATIONS)"
-        )
+    refusal = resamples_refusal(n_items, bootstrap)
+    if refusal:
+        raise ValueError(f"bootstrap: {refusal}")
     seed = (project.config.get("bws") or {}).get("seed", 42)
     return ScoreRun.objects.create(
         project=project,

@@ -236,12 +236,27 @@ def _build_project(
 
 def _check_design_budget(config: ProjectConfig, data: LoadedData, limits: Limits) -> None:
     """Refuse a tuple design whose memory estimate passes DESIGN_MAX_MEMORY_MB, before any
-    of it is built (bws.core.design.design_memory)."""
+    of it is built (bws.core.design.design_memory), and scoring settings whose bootstrap
+    would pass SCORING_MAX_MEMORY_MB for this many items."""
     from bws.core.design import design_memory
+    from bws.services import resamples_refusal
 
     bws = config.bws
     if bws is None or not config.bws_schemes:
         return
+    for index, scheme in enumerate(config.schemes):
+        scoring = scheme.options.get("scoring") or {}
+        if scheme.is_bws and scoring.get("include_confidence", True):
+            refusal = resamples_refusal(len(data.items), scoring.get("bootstrap_iterations", 0))
+            if refusal:
+                where = (
+                    "bws_config.scoring"
+                    if config.dialect == "A"
+                    else f"annotation_schemes[{index}].scoring"
+                )
+                raise ProjectImportError(
+                    f"{config.source}: {where}.bootstrap_iterations: {refusal}"
+                )
     if bws.items_key:
         pools = [len(instance.items) for instance in data.instances]
     else:

@@ -353,3 +353,14 @@ def test_the_api_refuses_a_rescore_over_the_bootstrap_limit_with_a_400(uploads, 
     assert response.status_code == 400
     assert "(SCORING_MAX_BOOTSTRAP_ITERATIONS)" in response.content.decode()
     assert not project.score_runs.exists()
+
+
+def test_bootstrap_memory_is_bounded_by_items_times_resamples(uploads, settings):
+    settings.SCORING_MAX_MEMORY_MB = 256
+    message = refuse(config(scoring="{method: counting, bootstrap_iterations: 1000}"))
+    assert "bws_config.scoring.bootstrap_iterations: 1000 resamples of 8 items" in message
+    assert "above the limit of 256 MB (SCORING_MAX_MEMORY_MB)" in message
+    settings.SCORING_MAX_MEMORY_MB = 4096
+    # The default allows the default 1000 resamples at the item limit, and not 5000.
+    assert bws_services.resamples_refusal(100_000, 1000) is None
+    assert "SCORING_MAX_MEMORY_MB" in bws_services.resamples_refusal(100_000, 5000)
