@@ -3,8 +3,8 @@ score it, under an address-space cap, printing seconds and peak memory per stage
 
     python benchmarks/limits.py [--items N] [--tuple-size 4] [--cap-gb 4]
 
-Items default to PROJECT_MAX_ITEMS; appearances to the most that DESIGN_MAX_MEMORY_MB
-allows for that many items (design_memory, at most DESIGN_MAX_APPEARANCES). One simulated
+Items default to PROJECT_MAX_ITEMS; appearances to the most that PROJECT_MAX_TUPLES and
+DESIGN_MAX_MEMORY_MB allow for that many items (at most DESIGN_MAX_APPEARANCES). One simulated
 MaxDiff judgment per tuple, then a foreground scoring run with the config's defaults
 (counting, 1000 bootstrap resamples, split-half, convergence, the output file). Runs in a
 fresh SQLite database and folder in a temporary directory, removed at the end.
@@ -78,6 +78,7 @@ def main() -> int:
             r
             for r in range(1, settings.DESIGN_MAX_APPEARANCES + 1)
             if design_memory(n, size, r) <= budget
+            and -(-n * r // size) <= settings.PROJECT_MAX_TUPLES
         ),
         default=0,
     )

@@ -277,6 +277,9 @@ REQUEST_MAX_JSON_BYTES = int(os.environ.get("REQUEST_MAX_JSON_BYTES", str(4 * 10
 CONFIG_MAX_BYTES = int(os.environ.get("CONFIG_MAX_BYTES", str(256 * 1024)))
 CONFIG_MAX_YAML_NODES = int(os.environ.get("CONFIG_MAX_YAML_NODES", "20000"))
 PROJECT_MAX_ITEMS = int(os.environ.get("PROJECT_MAX_ITEMS", "100000"))
+# Tuples (and queue units) a design may hold: a web upload builds them within the request,
+# about 40 s for 200,000 on this host (benchmarks/RESULTS.md, "Limits"; GUNICORN_TIMEOUT).
+PROJECT_MAX_TUPLES = int(os.environ.get("PROJECT_MAX_TUPLES", "250000"))
 DESIGN_MAX_APPEARANCES = int(os.environ.get("DESIGN_MAX_APPEARANCES", "100"))
 DESIGN_MAX_MEMORY_MB = int(os.environ.get("DESIGN_MAX_MEMORY_MB", "1024"))
 SCORING_MAX_BOOTSTRAP_ITERATIONS = int(os.environ.get("SCORING_MAX_BOOTSTRAP_ITERATIONS", "5000"))

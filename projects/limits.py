@@ -15,6 +15,7 @@ SETTING_NAMES = {
     "config_bytes": "CONFIG_MAX_BYTES",
     "yaml_nodes": "CONFIG_MAX_YAML_NODES",
     "items": "PROJECT_MAX_ITEMS",
+    "tuples": "PROJECT_MAX_TUPLES",
     "appearances": "DESIGN_MAX_APPEARANCES",
     "design_memory_mb": "DESIGN_MAX_MEMORY_MB",
     "bootstrap_iterations": "SCORING_MAX_BOOTSTRAP_ITERATIONS",
@@ -33,6 +34,7 @@ class Limits:
     config_bytes: int = 256 * 1024
     yaml_nodes: int = 20_000
     items: int = 100_000
+    tuples: int = 250_000
     appearances: int = 100
     design_memory_mb: int = 1024
     bootstrap_iterations: int = 5000

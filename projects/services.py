@@ -269,8 +269,17 @@ def _check_design_budget(config: ProjectConfig, data: LoadedData, limits: Limits
         ensure_pair_coverage=bws.ensure_pair_coverage,
     )
     budget = limits.design_memory_mb * 1024 * 1024
+    tuples = sum(
+        1 if n == bws.tuple_size and bws.items_key else -(-n * bws.appearances // bws.tuple_size)
+        for n in pools
+    )
+    if tuples > limits.tuples:
+        raise ProjectImportError(
+            f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
+            f"{bws.appearances} appearances each make {tuples} tuples, above the limit of "
+            f"{limits.tuples} (PROJECT_MAX_TUPLES): lower the appearances or split the items"
+        )
     if need > budget:
-        tuples = sum(-(-n * bws.appearances // bws.tuple_size) for n in pools)
         raise ProjectImportError(
             f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
             f"{bws.appearances} appearances each ({tuples} tuples) need about "

@@ -364,3 +364,9 @@ def test_bootstrap_memory_is_bounded_by_items_times_resamples(uploads, settings)
     # The default allows the default 1000 resamples at the item limit, and not 5000.
     assert bws_services.resamples_refusal(100_000, 1000) is None
     assert "SCORING_MAX_MEMORY_MB" in bws_services.resamples_refusal(100_000, 5000)
+
+
+def test_tuples_per_project_are_bounded(uploads, settings):
+    settings.PROJECT_MAX_TUPLES = 10
+    message = refuse(config(appearances=8))
+    assert "make 16 tuples, above the limit of 10 (PROJECT_MAX_TUPLES)" in message
