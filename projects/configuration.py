@@ -567,7 +567,7 @@ class _Checker:
         try:
             confine(_join(path, key), value, self.root)
         except PathRefused as exc:
-            self.issues.append(ConfigIssue(self.source, exc.key, _path_reason(exc)))
+            self.issues.append(ConfigIssue(self.source, exc.key, exc.reason))
             return default
         return value
 
@@ -649,7 +649,7 @@ def parse_config(
         try:
             root = confine("task_dir", task_dir, base)
         except PathRefused as exc:
-            check.issue("task_dir", _path_reason(exc))
+            check.issue("task_dir", exc.reason)
             root = None
     if root is not None and check_files and task_dir != "." and not root.is_dir():
         check.issue("task_dir", f"directory not found: {task_dir!r}")
@@ -773,10 +773,6 @@ def _dialect(data: dict, check: _Checker) -> str:
     return dialect
 
 
-def _path_reason(exc: PathRefused) -> str:
-    return str(exc).split(": ", 1)[1]
-
-
 def _data_files(
     data: dict, check: _Checker, root: Path | None, *, check_files: bool, within: Path | None
 ) -> list[str]:
@@ -806,7 +802,7 @@ def _data_files(
             try:
                 confine(key_path, name, within, start=root)
             except PathRefused as exc:
-                check.issue(key_path, _path_reason(exc))
+                check.issue(key_path, exc.reason)
                 continue
         files.append(name)
         suffix = Path(name).suffix.lower()

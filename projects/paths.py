@@ -22,12 +22,14 @@ class PathRefused(ValueError):
     not anything exists where the path points.
     """
 
+    reason = (
+        "must be a relative path inside the project's folder "
+        "(no absolute path, no '..' or link leading outside it)"
+    )
+
     def __init__(self, key: str):
         self.key = key
-        super().__init__(
-            f"{key}: must be a relative path inside the project's folder "
-            "(no absolute path, no '..' or link leading outside it)"
-        )
+        super().__init__(f"{key}: {self.reason}")
 
 
 def confine(
