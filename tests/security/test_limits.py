@@ -370,3 +370,19 @@ def test_tuples_per_project_are_bounded(uploads, settings):
     settings.PROJECT_MAX_TUPLES = 10
     message = refuse(config(appearances=8))
     assert "make 16 tuples, above the limit of 10 (PROJECT_MAX_TUPLES)" in message
+
+
+def test_an_oversized_file_is_dropped_while_the_request_is_read(rf, settings):
+    settings.UPLOAD_MAX_FILE_MB = 1
+    request = rf.post(
+        "/projects/new/",
+        {
+            "small": SimpleUploadedFile("small.jsonl", b"{}\n"),
+            "big": SimpleUploadedFile("big.jsonl", b"x" * (2 * 1024 * 1024)),
+        },
+    )
+    files = request.FILES  # parsed here, through settings.FILE_UPLOAD_HANDLERS
+    assert "small" in files and "big" not in files
+    assert request.upload_refusals == [
+        "big.jsonl: the file is larger than the limit of 1 MB (UPLOAD_MAX_FILE_MB)"
+    ]
