@@ -17,6 +17,7 @@ import yaml
 
 from projects.limits import MAX_DB_INTEGER, Limits
 from projects.paths import PathRefused, confine
+from projects.validation import json_problem
 
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
@@ -337,6 +338,10 @@ def _check_size(size: int, source: str, limits: Limits) -> None:
         raise ConfigError([ConfigIssue(source, "", reason)])
 
 
+# Deeper than any config needs; what the parser itself accepts is bounded the same way.
+_YAML_MAX_DEPTH = 64
+
+
 def parse_yaml(text: str, source: str = "config.yaml", *, limits: Limits | None = None) -> Any:
     """YAML text to Python data; syntax errors, duplicate keys and a document larger than
     the limits (aliases expanded, so an alias bomb is refused unbuilt) become a ConfigError."""
@@ -365,6 +370,8 @@ def parse_yaml(text: str, source: str = "config.yaml", *, limits: Limits | None 
         raise ConfigError([ConfigIssue(source, "", reason)]) from None
     if node is None:
         raise ConfigError([ConfigIssue(source, "", "the file is empty")])
+    if problem := json_problem(data, max_depth=_YAML_MAX_DEPTH, setting="YAML nesting"):
+        raise ConfigError([ConfigIssue(source, "", f"cannot be stored: {problem}")])
     duplicates = list(_duplicate_keys(node, ""))
     if duplicates:
         raise ConfigError(

@@ -16,6 +16,7 @@ from typing import Any
 from projects.configuration import TRACE_TYPES, ProjectConfig
 from projects.limits import Limits
 from projects.problems import FileProblem, FileProblemsError
+from projects.validation import json_problem
 
 MAX_PROBLEMS = 20
 
@@ -136,6 +137,18 @@ def _read(path: Path, name: str, problems: _Problems) -> list[Record]:
     return readers[suffix](text, name, problems)
 
 
+# Records are read with the standard parser; one nested deeper than it can recurse is
+# refused rather than crashing the import.
+DATA_MAX_DEPTH = 64
+_TOO_DEEP = f"nested too deeply (at most {DATA_MAX_DEPTH} levels of lists and objects)"
+
+
+def _value_problem(value) -> str | None:
+    """Why a parsed record cannot be stored: too deep, a NUL or a lone surrogate in a
+    string, an infinite number."""
+    return json_problem(value, max_depth=DATA_MAX_DEPTH, setting="records in data files")
+
+
 def _read_jsonl(text: str, name: str, problems: _Problems) -> list[Record]:
     records = []
     # Split on "\n" only: str.splitlines also breaks at U+2028 and other separators
@@ -147,6 +160,12 @@ def _read_jsonl(text: str, name: str, problems: _Problems) -> list[Record]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.add(name, number, f"not valid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except RecursionError:
+            problems.add(name, number, _TOO_DEEP)
+            continue
+        if problem := _value_problem(value):
+            problems.add(name, number, problem)
             continue
         if not isinstance(value, dict):
             problems.add(name, number, f"expected a JSON object, got {_json_type(value)}")
@@ -160,6 +179,12 @@ def _read_json(text: str, name: str, problems: _Problems) -> list[Record]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         problems.add(name, exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})")
+        return []
+    except RecursionError:
+        problems.add(name, 1, _TOO_DEEP)
+        return []
+    if problem := _value_problem(value):
+        problems.add(name, 1, problem)
         return []
     if not isinstance(value, list):
         problems.add(name, 1, f"expected a JSON list of objects, got {_json_type(value)}")

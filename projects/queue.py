@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
@@ -34,8 +35,18 @@ class QueuePolicy:
             strategy=config.get("assignment_strategy") or "least_annotated",
             cap=config.get("num_annotators_per_item"),
             max_per_user=config.get("max_annotations_per_user"),
-            lease=timedelta(minutes=int(config.get("lease_minutes") or 30)),
+            lease=timedelta(minutes=_lease_minutes(config.get("lease_minutes"))),
         )
+
+
+def _lease_minutes(value) -> int:
+    """The stored lease, within the site's limit: a config stored before the limit existed
+    cannot push a lease past what a datetime holds."""
+    try:
+        minutes = int(value or 30)
+    except (TypeError, ValueError):
+        minutes = 30
+    return min(max(minutes, 1), settings.QUEUE_MAX_LEASE_MINUTES)
 
 
 def reclaim_expired_leases(project: Project, now=None) -> int:

@@ -62,6 +62,8 @@ class Stack:
             ),
             "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "SCORING_SESSION_GAP": "1",
+            # the killed-worker test asks for a run long enough to be interrupted
+            "SCORING_MAX_BOOTSTRAP_ITERATIONS": "100000",
             "DB_CONN_MAX_AGE": "0",
             "GUNICORN_ACCESSLOG": "/dev/null",
         }

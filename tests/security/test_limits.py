@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from bws import services as bws_services
 from bws import tasks as bws_tasks
@@ -386,3 +388,47 @@ def test_an_oversized_file_is_dropped_while_the_request_is_read(rf, settings):
     assert request.upload_refusals == [
         "big.jsonl: the file is larger than the limit of 1 MB (UPLOAD_MAX_FILE_MB)"
     ]
+
+
+UNSTORABLE_UPLOADS = [
+    ("surrogate in a scheme name", config().replace("name: quality", 'name: "q\\ud800"'), None),
+    ("NUL in a description", config().replace("Best and worst", '"a\\0b"'), None),
+    (
+        "data line nested 100k deep",
+        None,
+        b'{"id": "x", "text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+    ),
+    ("NUL in a data record", None, items(7) + b'{"id": "it7", "text": "a\\u0000b"}\n'),
+    ("lone surrogate in a data id", None, items(7) + b'{"id": "it\\udc00", "text": "x"}\n'),
+]
+
+
+@pytest.mark.parametrize(
+    "name,text,data", UNSTORABLE_UPLOADS, ids=[case[0] for case in UNSTORABLE_UPLOADS]
+)
+def test_values_that_cannot_be_stored_are_refused_at_upload(
+    uploads, admin_client, name, text, data
+):
+    text = text or config()
+    message = refuse(text, data=data)
+    assert "surrogate" in message or "NUL" in message or "nested too deeply" in message
+    response = post(admin_client, text, data)
+    assert response.status_code == 400
+    assert Project.objects.count() == 0
+
+
+def test_a_stored_lease_beyond_the_limit_is_held_to_it(uploads, settings):
+    create_project_from_upload(
+        config_file=SimpleUploadedFile("config.yaml", config().encode()),
+        data_files=[SimpleUploadedFile("items.jsonl", items())],
+        lab=LabFactory(),
+        owner=None,
+    )
+    project = Project.objects.get()
+    # a config stored before the limit existed
+    project.config["lease_minutes"] = 10**20
+    project.save(update_fields=["config"])
+    unit = next_unit(project=project, user=UserFactory())
+    assert unit is not None
+    lease = unit.assignments.get().leased_until - timezone.now()
+    assert lease <= timedelta(minutes=settings.QUEUE_MAX_LEASE_MINUTES)
