@@ -26,3 +26,15 @@ def pytest_runtest_setup(item):
         if os.environ.get("REQUIRE_SERVICES") == "1":
             pytest.fail(f"REQUIRE_SERVICES=1 but this test {reason}", pytrace=False)
         pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _project_files_in_tmp(tmp_path_factory):
+    """Project folders written by a test (uploads, score files) go to a temporary folder,
+    not to the checkout's var/."""
+    from django.conf import settings
+
+    previous = settings.PROJECT_FILES_ROOT
+    settings.PROJECT_FILES_ROOT = tmp_path_factory.mktemp("project-files")
+    yield
+    settings.PROJECT_FILES_ROOT = previous
