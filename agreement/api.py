@@ -27,7 +27,7 @@ class AgreementOutputSerializer(serializers.Serializer):
     iaa_url = serializers.URLField(help_text="The report as an HTML page.")
     schemes = serializers.DictField(
         child=serializers.DictField(),
-        help_text="Per scheme name, its figures by type (SPEC section 10); an undefined "
+        help_text="Per scheme name, the agreement figures its scheme type defines; an undefined "
         "figure is null with a `notes` entry giving the reason.",
     )
 

@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inter-annotator agreement from a project's files (no database).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    report = commands.add_parser("report", help="per-scheme agreement report (SPEC section 10)")
+    report = commands.add_parser("report", help="agreement figures per scheme")
     report.add_argument("--config", required=True, help="the project's YAML configuration")
     report.add_argument(
         "--annotations",

@@ -2,7 +2,7 @@
 
 ``load_study`` reads the three (no database); ``score_judgments``, ``score_table``,
 ``write_score_table`` and ``format_stats`` turn judgment arrays into the score table and
-the statistics text of SPEC section 6. The platform's dashboard and workers call the same
+the statistics text. The platform's dashboard and workers call the same
 functions on judgments read from the database, so both give the same numbers.
 """
 
@@ -300,7 +300,7 @@ def format_stats(
     item_ids: list[str],
     top: int = 5,
 ) -> str:
-    """One scheme's block of the statistics text (SPEC section 6), without the title."""
+    """One scheme's block of the statistics text, without the title."""
     judgments, scores = report.judgments, report.scores
     annotated = judgments.n_tuples
     shown = scores.appearances > 0

@@ -435,7 +435,7 @@ def run_rows(run: ScoreRun) -> list:
 
 
 def write_run_table(run: ScoreRun, path) -> Path:
-    """Write a stored run as the score table of SPEC section 6 (TSV, or CSV for .csv)."""
+    """Write a stored run as the score table: one row per item (TSV, or CSV for .csv)."""
     from .filemode import write_score_table
 
     return write_score_table(run_rows(run), path)

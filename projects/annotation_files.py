@@ -1,4 +1,4 @@
-"""Export and import of a project's answers in the interchange format (SPEC section 7),
+"""Export and import of a project's answers in the interchange format,
 through projects.interchange, the one reader and writer of that format."""
 
 from collections import defaultdict

@@ -1,4 +1,4 @@
-"""The interchange format (SPEC section 7): one JSON Lines record per annotator and unit.
+"""The interchange format: one JSON Lines record per annotator and unit.
 
 The one reader and writer of annotation files: the annotation output directory, the
 ``python -m bws`` and ``python -m agreement`` commands, and the platform's export and

@@ -1,4 +1,4 @@
-"""Checks of submitted answers per scheme type (SPEC section 7's value table). Pure Python:
+"""Checks of submitted answers per scheme type, one rule per answer value. Pure Python:
 the web form, the REST API and the annotation import all validate through here."""
 
 from __future__ import annotations

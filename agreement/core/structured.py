@@ -1,6 +1,6 @@
 """Agreement on sets of objects (3D boxes, time segments): match by IoU, score each item.
 
-Item score for two annotators (SPEC 10): each matched pair adds its IoU, half of it when
+Item score for two annotators: each matched pair adds its IoU, half of it when
 the two labels differ; unmatched objects add 0; the sum is divided by the number of
 objects, a matched pair counted once. Two annotators who marked nothing agree (1). The
 figures are not chance-corrected.

@@ -1,4 +1,4 @@
-"""Item scores and per-scheme figures for 3D boxes and time segments (SPEC section 10)."""
+"""Item scores and per-scheme figures for 3D boxes and time segments."""
 
 import math
 

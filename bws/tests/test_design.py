@@ -1,4 +1,4 @@
-"""Guarantees of the tuple designs (SPEC section 5), checked on generated designs."""
+"""Guarantees of the tuple designs, checked on generated designs."""
 
 import math
 

@@ -15,7 +15,7 @@ from bws.core.judgments import JudgmentError, build_judgments
 from projects import interchange
 from projects.interchange import InterchangeError, UnitRecord
 
-SPEC_EXAMPLE = {
+GUIDE_EXAMPLE = {
     "id": "tuple_001",
     "items": ["sys_a", "sys_b", "sys_c", "sys_d"],
     "instance": "sent_001",
@@ -44,7 +44,7 @@ OTHER_UNIT = {
 
 def test_reads_the_spec_example_and_writes_it_back_identically(tmp_path):
     path = tmp_path / "a.jsonl"
-    path.write_text(json.dumps(SPEC_EXAMPLE) + "\n\n" + json.dumps(OTHER_UNIT) + "\n")
+    path.write_text(json.dumps(GUIDE_EXAMPLE) + "\n\n" + json.dumps(OTHER_UNIT) + "\n")
     records = interchange.read_file(path, "a.jsonl")
     assert [r.line for r in records] == [1, 3]
     first = records[0]
@@ -56,13 +56,13 @@ def test_reads_the_spec_example_and_writes_it_back_identically(tmp_path):
     stream = io.StringIO()
     assert interchange.write_jsonl(records, stream) == 2
     lines = stream.getvalue().splitlines()
-    assert [json.loads(line) for line in lines] == [SPEC_EXAMPLE, OTHER_UNIT]
-    assert list(json.loads(lines[0])) == list(SPEC_EXAMPLE)
+    assert [json.loads(line) for line in lines] == [GUIDE_EXAMPLE, OTHER_UNIT]
+    assert list(json.loads(lines[0])) == list(GUIDE_EXAMPLE)
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv"])
 def test_tables_flatten_the_same_records_and_read_back(tmp_path, suffix):
-    records = [interchange.parse_record(SPEC_EXAMPLE), interchange.parse_record(OTHER_UNIT)]
+    records = [interchange.parse_record(GUIDE_EXAMPLE), interchange.parse_record(OTHER_UNIT)]
     path = tmp_path / f"export{suffix}"
     interchange.write_table(records, path)
     text = path.read_text()
@@ -70,7 +70,7 @@ def test_tables_flatten_the_same_records_and_read_back(tmp_path, suffix):
     assert header[:5] == ["id", "items", "instance", "annotator", "timestamp"]
     assert "fluency.best" in header and "fluency.worst" in header and "sentiment" in header
     back = interchange.read_file(path)
-    assert [r.to_dict() for r in back] == [SPEC_EXAMPLE, OTHER_UNIT]
+    assert [r.to_dict() for r in back] == [GUIDE_EXAMPLE, OTHER_UNIT]
     assert [r.line for r in back] == [2, 3]
 
 
@@ -78,7 +78,7 @@ def test_a_directory_is_read_in_file_name_order_and_only_its_jsonl_files(tmp_pat
     out = tmp_path / "annotation_output"
     (out / "user_b").mkdir(parents=True)
     for name, unit in [("b.jsonl", "t2"), ("a.jsonl", "t1"), ("user_b/c.jsonl", "t3")]:
-        record = dict(SPEC_EXAMPLE, id=unit)
+        record = dict(GUIDE_EXAMPLE, id=unit)
         (out / name).write_text(json.dumps(record) + "\n")
     (out / "bws_scores.tsv").write_text("item_id\tscore\nx\t1\n")
     (out / ".hidden.jsonl").write_text("not json\n")
@@ -108,7 +108,7 @@ def test_a_directory_is_read_in_file_name_order_and_only_its_jsonl_files(tmp_pat
 def test_a_bad_line_is_an_error_naming_file_and_line(tmp_path, line, reason):
     out = tmp_path / "out"
     out.mkdir()
-    good = json.dumps(SPEC_EXAMPLE)
+    good = json.dumps(GUIDE_EXAMPLE)
     (out / "a.jsonl").write_text(good + "\n")
     (out / "b.jsonl").write_text(good + "\n" + good + "\n" + line + "\n")
     with pytest.raises(InterchangeError) as caught:

@@ -1,4 +1,4 @@
-"""Who sees which project, and who may manage it (SPEC section 7)."""
+"""Who sees which project, and who may manage it."""
 
 import pytest
 from django.db import IntegrityError
