@@ -1,7 +1,5 @@
 """REST view of a project's agreement report (managers and staff)."""
 
-from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
@@ -9,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agreement.core.report import AgreementInputError
-from projects import selectors as project_selectors
+from projects.access import managed_project_or_404
 
 from . import selectors, services
 
@@ -79,19 +77,14 @@ class AgreementApi(APIView):
         ],
     )
     def get(self, request, slug):
-        project = get_object_or_404(project_selectors.visible_projects(request.user), slug=slug)
-        if not project_selectors.can_manage(request.user, project):
-            raise Http404
+        project = managed_project_or_404(request.user, slug)
+        iaa_url = request.build_absolute_uri(reverse("agreement-iaa", args=[project.slug]))
         try:
             report, computed_now = services.latest_or_compute(project=project)
         except AgreementInputError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
-        data = {
-            "project": project.slug,
-            **selectors.report_meta(report),
-            "computed_at": report.computed_at,
-            "computed_in_request": computed_now,
-            "iaa_url": request.build_absolute_uri(reverse("agreement-iaa", args=[project.slug])),
-            "schemes": report.report.get("schemes", {}),
-        }
+            error = selectors.report_error_document(project, str(exc), iaa_url=iaa_url)
+            return Response(error, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        data = selectors.report_document(
+            project, report, computed_now=computed_now, iaa_url=iaa_url
+        )
         return Response(AgreementOutputSerializer(data).data)

@@ -80,15 +80,27 @@ def categorical_figures(report: AgreementReport, *, see: str) -> dict:
     }
 
 
-def report_meta(report: AgreementReport) -> dict:
-    """When and from how much a report was computed."""
+def report_document(
+    project: Project, report: AgreementReport, *, computed_now: bool, iaa_url: str
+) -> dict:
+    """A report as JSON, the one shape the API, the IAA page's JSON and the categorical
+    endpoint serve: when and from how much it was computed, and its figures per scheme."""
     return {
+        "project": project.slug,
         "computed_at": report.computed_at.isoformat(),
         "age_seconds": report_age_seconds(report),
         "n_annotations": report.n_annotations,
         "n_records": report.report.get("n_records", 0),
         "model_annotators": report.report.get("model_annotators", []),
+        "computed_in_request": computed_now,
+        "iaa_url": iaa_url,
+        "schemes": report.report.get("schemes", {}),
     }
+
+
+def report_error_document(project: Project, error: str, *, iaa_url: str) -> dict:
+    """Why no report could be computed, in the same JSON for every endpoint."""
+    return {"project": project.slug, "detail": error, "error": error, "see": iaa_url}
 
 
 # --------------------------------------------------------------------------- the IAA page

@@ -2,23 +2,15 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from agreement.core.report import AgreementInputError
-from projects import selectors as project_selectors
+from projects.access import managed_project_or_404
 
 from . import selectors, services
-
-
-def managed_project_or_404(user, slug):
-    """The project if the user manages it (managers, lab admins, staff); 404 otherwise."""
-    project = get_object_or_404(project_selectors.visible_projects(user), slug=slug)
-    if not project_selectors.can_manage(user, project):
-        raise Http404("No such project.")
-    return project
 
 
 @login_required
@@ -35,16 +27,7 @@ def iaa_report(request, slug):
         return redirect("agreement-iaa", slug=project.slug)
     report, computed_now, error = _report(project)
     if request.GET.get("format") == "json":
-        if report is None:
-            return JsonResponse({"project": project.slug, "error": error}, status=422)
-        return JsonResponse(
-            {
-                "project": project.slug,
-                **selectors.report_meta(report),
-                "computed_in_request": computed_now,
-                "report": report.report,
-            }
-        )
+        return _json(request, project, report, computed_now, error, full=True)
     return render(
         request,
         "agreement/iaa_report.html",
@@ -63,19 +46,24 @@ def iaa_report(request, slug):
 @login_required
 @require_GET
 def categorical_agreement(request, slug):
+    """The report's JSON with only the categorical schemes' figures (and BWS choices)."""
     project = managed_project_or_404(request.user, slug)
-    see = request.build_absolute_uri(reverse("agreement-iaa", args=[project.slug]))
     report, computed_now, error = _report(project)
+    return _json(request, project, report, computed_now, error, full=False)
+
+
+def _json(request, project, report, computed_now, error, *, full):
+    """The report document; with the stored report in full, or with categorical figures."""
+    iaa_url = request.build_absolute_uri(reverse("agreement-iaa", args=[project.slug]))
     if report is None:
-        return JsonResponse({"project": project.slug, "error": error, "see": see}, status=422)
-    return JsonResponse(
-        {
-            "project": project.slug,
-            **selectors.report_meta(report),
-            "computed_in_request": computed_now,
-            **selectors.categorical_figures(report, see=see),
-        }
-    )
+        body = selectors.report_error_document(project, error, iaa_url=iaa_url)
+        return JsonResponse(body, status=422)
+    body = selectors.report_document(project, report, computed_now=computed_now, iaa_url=iaa_url)
+    if full:
+        body["report"] = report.report
+    else:
+        body.update(selectors.categorical_figures(report, see=iaa_url))
+    return JsonResponse(body)
 
 
 def _report(project):

@@ -1,6 +1,5 @@
 """REST views of scores: the latest good run with its items, re-scoring, polling a run."""
 
-from django.db.models import F
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -8,19 +7,11 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects import selectors as project_selectors
+from projects.access import managed_project_or_404
 
 from . import selectors, services, tasks
 from .core.scoring import METHODS
 from .models import ItemScore, ScoreRun
-
-
-def managed_project(request, slug):
-    """The project if the caller manages it; 404 otherwise (never 403)."""
-    project = get_object_or_404(project_selectors.visible_projects(request.user), slug=slug)
-    if not project_selectors.can_manage(request.user, project):
-        raise NotFound()
-    return project
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -59,10 +50,7 @@ class ScoresOutputSerializer(RunSerializer):
         fields = RunSerializer.Meta.fields + ["items"]
 
     def get_items(self, run) -> list[dict]:
-        items = ItemScore.objects.filter(run=run).order_by(
-            F("rank").asc(nulls_last=True), "item_index"
-        )
-        return ItemScoreSerializer(items, many=True).data
+        return ItemScoreSerializer(selectors.ranked_items(run), many=True).data
 
 
 class RescoreInputSerializer(serializers.Serializer):
@@ -82,7 +70,7 @@ class ScoresApi(APIView):
         responses={200: ScoresOutputSerializer},
     )
     def get(self, request, slug):
-        project = managed_project(request, slug)
+        project = managed_project_or_404(request.user, slug)
         schemes = selectors.bws_scheme_names(project)
         scheme = request.query_params.get("scheme") or (schemes[0] if schemes else "")
         if scheme not in schemes:
@@ -97,7 +85,7 @@ class ScoresApi(APIView):
 
     @extend_schema(request=RescoreInputSerializer, responses={202: RunSerializer})
     def post(self, request, slug):
-        project = managed_project(request, slug)
+        project = managed_project_or_404(request.user, slug)
         data = RescoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         scheme = data.validated_data["scheme"]
@@ -122,6 +110,6 @@ class RunApi(APIView):
 
     @extend_schema(responses={200: RunSerializer})
     def get(self, request, slug, run_id):
-        project = managed_project(request, slug)
+        project = managed_project_or_404(request.user, slug)
         run = get_object_or_404(ScoreRun, project=project, pk=run_id)
         return Response(RunSerializer(run).data)

@@ -1,7 +1,7 @@
 """Reads of the BWS app: judgments as arrays in one query, the latest runs, their items."""
 
 import numpy as np
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from projects.models import Annotation, Item, Project
 
@@ -89,4 +89,5 @@ def latest_failed_run(project: Project, scheme: str) -> ScoreRun | None:
 
 
 def ranked_items(run: ScoreRun) -> QuerySet[ItemScore]:
-    return ItemScore.objects.filter(run=run).order_by("rank", "item_index")
+    """The run's item scores, best rank first; unranked items (no score) last, by index."""
+    return ItemScore.objects.filter(run=run).order_by(F("rank").asc(nulls_last=True), "item_index")

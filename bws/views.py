@@ -8,13 +8,13 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import F
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from projects import selectors as project_selectors
+from projects.access import managed_project_or_404
 from projects.downloads import attachment
 from projects.models import Unit
 
@@ -24,9 +24,7 @@ from .models import ItemScore, ScoreRun
 
 
 def _managed_bws_project(request, slug):
-    project = get_object_or_404(project_selectors.visible_projects(request.user), slug=slug)
-    if not project_selectors.can_manage(request.user, project):
-        raise Http404
+    project = managed_project_or_404(request.user, slug)
     schemes = selectors.bws_scheme_names(project)
     if not schemes:
         raise Http404("This project has no best-worst scheme.")
@@ -80,12 +78,7 @@ def dashboard(request, slug):
         lows = [lo for _, lo, _, _ in scores if lo is not None] or values
         highs = [hi for _, _, hi, _ in scores if hi is not None] or values
         lo, hi = min(lows), max(highs)
-        page = Paginator(
-            ItemScore.objects.filter(run=run).order_by(
-                F("rank").asc(nulls_last=True), "item_index"
-            ),
-            50,
-        ).get_page(request.GET.get("page"))
+        page = Paginator(selectors.ranked_items(run), 50).get_page(request.GET.get("page"))
         texts = dict(
             project.items.filter(item_id__in=[i.item_id for i in page]).values_list(
                 "item_id", "text"

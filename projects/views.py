@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from bws.models import BwsTuple
 
 from . import selectors, services
+from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import write_export
 from .answer_forms import answers_from_post, time_taken_from_post
 from .answers import SubmitRefused, submit_answers
@@ -23,10 +24,6 @@ from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
 from .models import Assignment, Item, Lab, Membership, Unit
 from .queue import next_unit
 from .validation import TRACE_TYPES, AnswerError, label_names
-
-
-def _visible_project_or_404(request, slug):
-    return get_object_or_404(selectors.visible_projects(request.user), slug=slug)
 
 
 @login_required
@@ -54,7 +51,7 @@ def home(request):
 
 @login_required
 def project_detail(request, slug):
-    project = _visible_project_or_404(request, slug)
+    project = visible_project_or_404(request.user, slug)
     role = selectors.project_role(request.user, project)
     progress = selectors.project_progress([project])[project.pk]
     if role != Membership.Role.MANAGER:
@@ -106,9 +103,7 @@ def _user_to_remove(request):
 @login_required
 @require_POST
 def project_members(request, slug):
-    project = _visible_project_or_404(request, slug)
-    if not selectors.can_manage(request.user, project):
-        raise Http404
+    project = managed_project_or_404(request.user, slug)
     if "remove" in request.POST:
         user = _user_to_remove(request)
         if user is None:
@@ -213,7 +208,7 @@ WORST_KEYS = "qwertyui"
 
 
 def _annotator_project_or_404(request, slug):
-    project = _visible_project_or_404(request, slug)
+    project = visible_project_or_404(request.user, slug)
     if selectors.project_role(request.user, project) is None:
         raise Http404
     return project
@@ -335,9 +330,7 @@ def annotate_unit(request, slug, unit_id):
 @login_required
 def project_export(request, slug):
     """Download every answer in the interchange format (JSON Lines, CSV or TSV)."""
-    project = _visible_project_or_404(request, slug)
-    if not selectors.can_manage(request.user, project):
-        raise Http404
+    project = managed_project_or_404(request.user, slug)
     fmt = request.GET.get("format", "jsonl")
     if fmt not in ("jsonl", "csv", "tsv"):
         raise Http404("Unknown format.")
