@@ -234,8 +234,7 @@ def write_judgments(args, path: Path) -> int:
     records of PRELOAD_ANNOTATORS pseudo-annotators."""
     with psycopg.connect(qb.pg_url(args, args.db)) as conn:
         rows = conn.execute(
-            "SELECT u.external_id, t.item_ids FROM projects_unit u"
-            " JOIN bws_bwstuple t ON t.id = u.bws_tuple_id"
+            "SELECT u.external_id, u.item_ids FROM projects_unit u"
             " JOIN projects_project p ON p.id = u.project_id WHERE p.slug = %s ORDER BY u.id",
             [SLUG],
         ).fetchall()

@@ -130,7 +130,7 @@ def main() -> int:
     truth = rng.normal(size=n)
     ids = [f"item{i:06d}" for i in range(n)]
     units = Unit.objects.filter(project=project).order_by("position")
-    rows = units.values_list("pk", "bws_tuple__item_indices").iterator(chunk_size=5000)
+    rows = units.values_list("pk", "item_indices").iterator(chunk_size=5000)
     count = 0
 
     def store(chunk):

@@ -8,7 +8,8 @@ class BwsTupleAdmin(admin.ModelAdmin):
     list_display = ["tuple_id", "project", "position", "instance", "item_ids"]
     list_filter = ["project"]
     search_fields = ["tuple_id"]
-    list_select_related = ["project", "instance"]
+    list_select_related = ["project", "instance", "unit"]
+    raw_id_fields = ["unit"]
     readonly_fields = ["item_ids", "item_indices"]
 
 

@@ -7,16 +7,17 @@ class BwsConfig(AppConfig):
 
     def ready(self):
         from celery.signals import worker_ready
-        from django.contrib.auth.signals import user_logged_out
 
-        from . import services
+        from projects import events
 
-        def scores_after_logout(sender, request, user, **kwargs):
-            if user is not None:
-                services.end_session(user)
+        from . import receivers
 
-        def catch_up_on_start(sender, **kwargs):
-            services.schedule_dirty_projects()
-
-        user_logged_out.connect(scores_after_logout, weak=False, dispatch_uid="bws-logout")
-        worker_ready.connect(catch_up_on_start, weak=False, dispatch_uid="bws-worker-ready")
+        wiring = [
+            (events.project_planned, receivers.check_design_budget, "bws-plan"),
+            (events.project_built, receivers.build_project_tuples, "bws-build"),
+            (events.answers_changed, receivers.schedule_scoring, "bws-answers"),
+            (events.session_ended, receivers.score_after_session, "bws-session"),
+            (worker_ready, receivers.catch_up_on_start, "bws-worker-ready"),
+        ]
+        for signal, receiver, uid in wiring:
+            signal.connect(receiver, weak=False, dispatch_uid=uid)

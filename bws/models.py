@@ -17,8 +17,12 @@ class BwsTuple(models.Model):
         related_name="bws_tuples",
         help_text="The instance whose item list the tuple was drawn from, if any.",
     )
-    item_ids = models.JSONField(help_text="Item ids in position order.")
-    item_indices = models.JSONField(help_text="The same items as Item.index values.")
+    unit = models.OneToOneField(
+        "projects.Unit",
+        on_delete=models.CASCADE,
+        related_name="bws_tuple",
+        help_text="The queue unit that shows this tuple (it holds the item lists).",
+    )
 
     class Meta:
         ordering = ["project", "position"]
@@ -28,7 +32,17 @@ class BwsTuple(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.tuple_id}: {', '.join(self.item_ids)}"
+        return self.tuple_id
+
+    @property
+    def item_ids(self) -> list[str]:
+        """Item ids in position order."""
+        return self.unit.item_ids
+
+    @property
+    def item_indices(self) -> list[int]:
+        """The same items as Item.index values."""
+        return self.unit.item_indices
 
 
 class ScoreRun(models.Model):

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "projects",
     "bws",
     "agreement",
+    "demo",
 ]
 
 MIDDLEWARE = [

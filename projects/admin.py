@@ -81,7 +81,7 @@ class UnitAdmin(admin.ModelAdmin):
     list_filter = ["project", "kind"]
     search_fields = ["external_id"]
     list_select_related = ["project"]
-    raw_id_fields = ["bws_tuple", "instance"]
+    raw_id_fields = ["instance"]
 
 
 @admin.register(Assignment)

@@ -1,18 +1,12 @@
 """Export and import of a project's answers in the interchange format,
 through projects.interchange, the one reader and writer of that format."""
 
-from collections import defaultdict
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.db.models import Count
-
-from . import interchange
+from . import answers, interchange
 from .answers import unit_context
-from .models import Annotation, Assignment, Project, Unit
+from .models import Annotation, Project, Unit
 from .validation import AnswerError, validate_answers
 
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
@@ -30,7 +24,7 @@ def export_records(project: Project) -> list[interchange.UnitRecord]:
     """One record per annotator and unit, units in design order, annotators by name."""
     answers = (
         Annotation.objects.filter(project=project)
-        .select_related("unit__bws_tuple", "unit__instance", "annotator")
+        .select_related("unit__instance", "annotator")
         .order_by("unit__position", "annotator__username", "scheme")
     )
     records: list[interchange.UnitRecord] = []
@@ -42,16 +36,16 @@ def export_records(project: Project) -> list[interchange.UnitRecord]:
             record = interchange.UnitRecord(
                 id=unit.external_id,
                 annotator=answer.annotator.username,
-                items=list(unit.bws_tuple.item_ids) if unit.bws_tuple_id else None,
+                items=list(unit.item_ids) if unit.item_ids else None,
                 instance=(
-                    unit.instance.instance_id if unit.bws_tuple_id and unit.instance_id else None
+                    unit.instance.instance_id if unit.item_ids and unit.instance_id else None
                 ),
             )
-            current = (key, record, answer.updated_at)
+            current = (key, record, answer.answered_at or answer.updated_at)
             records.append(record)
         _, record, latest = current
         record.annotations[answer.scheme] = answer.value
-        latest = max(latest, answer.updated_at)
+        latest = max(latest, answer.answered_at or answer.updated_at)
         record.timestamp = _timestamp(latest)
         current = (key, record, latest)
     return records
@@ -81,20 +75,15 @@ def read_import_file(path: str | Path) -> list[interchange.UnitRecord]:
         raise AnnotationImportError(f"{path}: cannot read: {exc}") from exc
 
 
-@dataclass(frozen=True)
-class ImportSummary:
-    records: int
-    annotations: int
-    created_users: list[str]
+ImportSummary = answers.ImportResult
 
 
-@transaction.atomic
 def import_records(*, project: Project, records: list[interchange.UnitRecord]) -> ImportSummary:
-    """Store imported answers, all or nothing: unknown units and invalid values are errors
-    naming file and line; missing annotator accounts are created inactive."""
+    """Store imported answers through projects.answers, all or nothing: unknown units,
+    invalid values, answers already stored, live leases and full units are errors naming
+    file and line; missing annotator accounts are created inactive."""
     units = {
-        u.external_id: u
-        for u in Unit.objects.filter(project=project).select_related("bws_tuple", "instance")
+        u.external_id: u for u in Unit.objects.filter(project=project).select_related("instance")
     }
     problems = []
     checked = []
@@ -105,11 +94,7 @@ def import_records(*, project: Project, records: list[interchange.UnitRecord]) -
         if unit is None:
             problems.append(f"{where}: no unit {record.id!r} in project {project.slug}")
             continue
-        if (
-            record.items is not None
-            and unit.bws_tuple_id
-            and record.items != unit.bws_tuple.item_ids
-        ):
+        if record.items is not None and unit.item_ids and record.items != unit.item_ids:
             problems.append(f"{where}: items of {record.id} differ from the stored tuple")
             continue
         if not record.annotator:
@@ -140,88 +125,19 @@ def import_records(*, project: Project, records: list[interchange.UnitRecord]) -
             break
     if problems:
         raise AnnotationImportError("\n".join(problems))
-    User = get_user_model()
-    names = {record.annotator for record, *_ in checked}
-    users = {u.username: u for u in User.objects.filter(username__in=names)}
-    created = sorted(names - set(users))
-    for name in created:
-        user = User(username=name, is_active=False)
-        user.set_unusable_password()
-        user.save()
-        users[name] = user
-    existing = set(
-        Annotation.objects.filter(project=project, annotator__username__in=names).values_list(
-            "unit__external_id", "annotator__username"
-        )
-    )
-    clashes = [
-        f"{r.file}:{r.line}: {r.annotator} already answered {r.id} in this project"
-        for r, *_ in checked
-        if (r.id, r.annotator) in existing
-    ]
-    if clashes:
-        raise AnnotationImportError("\n".join(clashes[:20]))
-    answers, assignments, per_unit = [], [], defaultdict(int)
-    for record, unit, cleaned, stamp in checked:
-        user = users[record.annotator]
-        index_of = (
-            dict(zip(unit.bws_tuple.item_ids, unit.bws_tuple.item_indices, strict=True))
-            if unit.bws_tuple_id
-            else {}
-        )
-        assignments.append(
-            Assignment(
-                unit=unit,
-                annotator=user,
-                project=project,
-                status=Assignment.Status.COMPLETED,
-                completed_at=stamp,
-            )
-        )
-        per_unit[unit.pk] += 1
-        for scheme, value in cleaned.items():
-            bws = isinstance(value, dict) and set(value) == {"best", "worst"}
-            answers.append(
-                Annotation(
-                    project=project,
+    try:
+        return answers.import_answers(
+            project=project,
+            answers=[
+                answers.ImportedAnswer(
+                    where=f"{record.file or '<records>'}:{record.line}",
                     unit=unit,
-                    annotator=user,
-                    scheme=scheme,
-                    value=value,
-                    best_index=index_of[value["best"]] if bws else None,
-                    worst_index=index_of[value["worst"]] if bws else None,
+                    annotator=record.annotator,
+                    answers=cleaned,
+                    answered_at=stamp,
                 )
-            )
-    Assignment.objects.bulk_create(assignments, batch_size=5000)
-    created_answers = Annotation.objects.bulk_create(answers, batch_size=5000)
-    stamps = {(u.pk, users[r.annotator].pk): s for r, u, _, s in checked if s is not None}
-    dated = []
-    for answer in created_answers:
-        stamp = stamps.get((answer.unit_id, answer.annotator_id))
-        if stamp is not None:
-            answer.created_at = answer.updated_at = stamp
-            dated.append(answer)
-    # bulk_update calls no save(), so auto_now fields keep the imported times
-    Annotation.objects.bulk_update(dated, ["created_at", "updated_at"], batch_size=2000)
-    _recount_units(project, per_unit)
-    return ImportSummary(len(checked), len(answers), created)
-
-
-def _recount_units(project: Project, touched: dict[int, int]) -> None:
-    """Set load and completed of the touched units from their assignments."""
-    counts = dict(
-        Assignment.objects.filter(unit_id__in=list(touched))
-        .values("unit_id")
-        .annotate(n=Count("id"))
-        .values_list("unit_id", "n")
-    )
-    done = dict(
-        Assignment.objects.filter(unit_id__in=list(touched), status=Assignment.Status.COMPLETED)
-        .values("unit_id")
-        .annotate(n=Count("id"))
-        .values_list("unit_id", "n")
-    )
-    units = list(Unit.objects.filter(pk__in=list(touched)))
-    for unit in units:
-        unit.load, unit.completed = counts.get(unit.pk, 0), done.get(unit.pk, 0)
-    Unit.objects.bulk_update(units, ["load", "completed"], batch_size=5000)
+                for record, unit, cleaned, stamp in checked
+            ],
+        )
+    except answers.ImportRefused as exc:
+        raise AnnotationImportError(str(exc)) from exc

@@ -205,6 +205,7 @@ class AnnotationsApi(generics.ListCreateAPIView):
                 answers=data.validated_data["annotations"],
                 client_id=data.validated_data.get("client_id"),
                 time_taken_ms=data.validated_data.get("time_taken_ms"),
+                source="api",
             )
         except AnswerError as exc:
             field_errors = {k: [v] for k, v in exc.errors.items()}

@@ -157,7 +157,8 @@ class Instance(models.Model):
 
 
 class Unit(models.Model):
-    """What the queue hands out: a BWS tuple in BWS projects, an instance otherwise.
+    """What the queue hands out: a BWS tuple in BWS projects (its items listed here; the
+    design record is bws.BwsTuple), an instance otherwise.
 
     `load` counts completed answers plus live reservations, so the queue's choice and its cap
     check read one indexed row; `completed` counts finished annotators.
@@ -172,8 +173,11 @@ class Unit(models.Model):
     external_id = models.CharField(max_length=255, help_text="tuple_id or instance_id")
     position = models.PositiveIntegerField()
     random_rank = models.PositiveIntegerField(help_text="Place in the seeded random order.")
-    bws_tuple = models.OneToOneField(
-        "bws.BwsTuple", null=True, blank=True, on_delete=models.CASCADE, related_name="unit"
+    item_ids = models.JSONField(
+        default=list, blank=True, help_text="Items shown, in stored order (a BWS tuple's)."
+    )
+    item_indices = models.JSONField(
+        default=list, blank=True, help_text="The same items as Item.index values."
     )
     instance = models.ForeignKey(
         Instance, null=True, blank=True, on_delete=models.CASCADE, related_name="units"
@@ -242,7 +246,13 @@ class Annotation(models.Model):
     worst_index = models.PositiveIntegerField(null=True, blank=True)
     time_taken_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(auto_now=True, help_text="When it was last stored.")
+    answered_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the annotator gave it, where that is earlier than when it was "
+        "stored (an imported answer keeps its file's timestamp).",
+    )
 
     class Meta:
         ordering = ["created_at", "id"]

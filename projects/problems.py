@@ -1,5 +1,6 @@
 """Problems found while reading files: where (file and line) and why. Pure Python, shared by
-the data reader, the interchange reader and the BWS judgment builder."""
+the data reader and the interchange reader (bws.core.judgments has its own, so the cores
+import no app code)."""
 
 from __future__ import annotations
 

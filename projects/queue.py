@@ -93,7 +93,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
     mine = Assignment.objects.filter(project=project, annotator=user)
     live = (
         mine.filter(status=Assignment.Status.RESERVED, leased_until__gt=now)
-        .select_related("unit__bws_tuple", "unit__instance")
+        .select_related("unit__instance")
         .first()
     )
     if live is not None:
@@ -106,7 +106,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
     if policy.cap is not None:
         candidates = candidates.filter(load__lt=policy.cap)
     candidates = (
-        candidates.select_related("bws_tuple", "instance")
+        candidates.select_related("instance")
         .order_by(*_ordering(policy.strategy))
         .select_for_update(skip_locked=True, of=("self",))
     )

@@ -127,8 +127,6 @@ class ProjectOverview:
 
 
 def project_overview(project: Project) -> ProjectOverview:
-    from bws.models import BwsTuple
-
     members = list(
         Membership.objects.filter(project=project)
         .select_related("user")
@@ -137,7 +135,7 @@ def project_overview(project: Project) -> ProjectOverview:
     return ProjectOverview(
         n_items=Item.objects.filter(project=project).count(),
         n_instances=Instance.objects.filter(project=project).count(),
-        n_tuples=BwsTuple.objects.filter(project=project).count(),
+        n_tuples=Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE).count(),
         n_annotations=Annotation.objects.filter(project=project).count(),
         members=members,
     )
@@ -157,7 +155,7 @@ def _bws_options(project: Project) -> dict:
 def display_order(unit: Unit, user, randomize: bool) -> list[int]:
     """Positions of the tuple's items in the order this annotator sees them: stored order,
     or a shuffle seeded by annotator and unit (stable across reloads)."""
-    n = len(unit.bws_tuple.item_ids)
+    n = len(unit.item_ids)
     order = list(range(n))
     if randomize:
         random.Random(f"{user.pk}:{unit.pk}").shuffle(order)
@@ -168,9 +166,9 @@ def unit_items(project: Project, unit: Unit, user) -> list[dict]:
     """The tuple's items in display order with their text (the instance's own text where
     items come from an instance's list), their letter A, B, C, ... and, only when the BWS
     scheme shows sources, their source."""
-    if unit.bws_tuple_id is None:
+    if not unit.item_ids:
         return []
-    ids = unit.bws_tuple.item_ids
+    ids = unit.item_ids
     if unit.instance_id is not None and unit.instance.items:
         texts = {it["id"]: it for it in unit.instance.items}
         rows = {i: (texts[i].get("text", ""), texts[i].get("data", {})) for i in ids}

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
+from . import events
 from .configuration import ConfigError, ProjectConfig, load_config, parse_yaml
 from .datafiles import LoadedData, load_items
 from .limits import Limits
@@ -130,7 +131,7 @@ def import_project(
     try:
         config = load_config(config_path, trusted=trusted, limits=limits)
         data = load_items(config, limits=limits)
-        _check_design_budget(config, data, limits)
+        events.plan_project(config=config, data=data, limits=limits)
         config_source = config_path.read_text(encoding="utf-8")
     except (ConfigError, ValueError) as exc:
         raise ProjectImportError(str(exc)) from exc
@@ -139,8 +140,6 @@ def import_project(
             raise ProjectImportError(f"slug {slug!r}: use letters, digits, '-' and '_' only")
         if Project.objects.filter(slug=slug).exists():
             raise ProjectImportError(f"slug {slug!r}: a project with this slug exists already")
-    from bws.core.design import DesignError
-
     try:
         return _build_project(
             config=config,
@@ -152,8 +151,8 @@ def import_project(
             config_filename=config_path.name,
             storage_folder=storage_folder or uuid.uuid4().hex,
         )
-    except DesignError as exc:
-        raise ProjectImportError(f"{config_path.name}: tuple design: {exc}") from exc
+    except events.BuildRefused as exc:
+        raise ProjectImportError(f"{config_path.name}: {exc}") from exc
 
 
 @transaction.atomic
@@ -168,9 +167,6 @@ def _build_project(
     config_filename: str,
     storage_folder: str,
 ) -> ImportResult:
-    from bws.models import ScoringState
-    from bws.services import build_tuples
-
     project = Project.objects.create(
         lab=lab,
         slug=slug or unique_project_slug(config.task_name),
@@ -205,9 +201,11 @@ def _build_project(
         ],
         batch_size=5000,
     )
-    design = build_tuples(project=project, config=config, data=data, instances=instances)
-    _build_units(project=project, config=config, instances=instances)
-    ScoringState.objects.create(project=project)
+    # The apps built on projects add their rows here (bws: the tuples and their units),
+    # inside this transaction, so a refused design stores nothing.
+    design = events.built_project(project=project, config=config, data=data, instances=instances)
+    if not config.bws_schemes:
+        _build_instance_units(project=project, config=config, instances=instances)
     if owner is not None:
         Membership.objects.get_or_create(
             user=owner, project=project, defaults={"role": Membership.Role.MANAGER}
@@ -234,94 +232,45 @@ def _build_project(
     )
 
 
-def _check_design_budget(config: ProjectConfig, data: LoadedData, limits: Limits) -> None:
-    """Refuse a tuple design whose memory estimate passes DESIGN_MAX_MEMORY_MB, before any
-    of it is built (bws.core.design.design_memory), and scoring settings whose bootstrap
-    would pass SCORING_MAX_MEMORY_MB for this many items."""
-    from bws.core.design import design_memory
-    from bws.services import resamples_refusal
-
-    bws = config.bws
-    if bws is None or not config.bws_schemes:
-        return
-    for index, scheme in enumerate(config.schemes):
-        scoring = scheme.options.get("scoring") or {}
-        if scheme.is_bws and scoring.get("include_confidence", True):
-            refusal = resamples_refusal(len(data.items), scoring.get("bootstrap_iterations", 0))
-            if refusal:
-                where = (
-                    "bws_config.scoring"
-                    if config.dialect == "A"
-                    else f"annotation_schemes[{index}].scoring"
-                )
-                raise ProjectImportError(
-                    f"{config.source}: {where}.bootstrap_iterations: {refusal}"
-                )
-    if bws.items_key:
-        pools = [len(instance.items) for instance in data.instances]
-    else:
-        pools = [len(data.items)]
-    need = design_memory(
-        pools,
-        bws.tuple_size,
-        bws.appearances,
-        method=bws.method,
-        ensure_pair_coverage=bws.ensure_pair_coverage,
+def _build_instance_units(
+    *, project: Project, config: ProjectConfig, instances: list[Instance]
+) -> None:
+    """One queue unit per instance in projects with no BWS scheme (bws builds the units of
+    its tuples when it receives project_built)."""
+    store_units(
+        project=project,
+        kind=Unit.Kind.INSTANCE,
+        rows=[(inst.instance_id, inst, [], []) for inst in instances],
+        seed=config.bws.seed if config.bws else 42,
     )
-    budget = limits.design_memory_mb * 1024 * 1024
-    tuples = sum(
-        1 if n == bws.tuple_size and bws.items_key else -(-n * bws.appearances // bws.tuple_size)
-        for n in pools
-    )
-    if tuples > limits.tuples:
-        raise ProjectImportError(
-            f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
-            f"{bws.appearances} appearances each make {tuples} tuples, above the limit of "
-            f"{limits.tuples} (PROJECT_MAX_TUPLES): lower the appearances or split the items"
-        )
-    if need > budget:
-        raise ProjectImportError(
-            f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
-            f"{bws.appearances} appearances each ({tuples} tuples) need about "
-            f"{-(-need // (1024 * 1024))} MB, above the limit of {limits.design_memory_mb} MB "
-            "(DESIGN_MAX_MEMORY_MB): lower the appearances or split the items"
-        )
 
 
-def _build_units(*, project: Project, config: ProjectConfig, instances: list[Instance]) -> None:
-    """One queue unit per BWS tuple in BWS projects, per instance otherwise, with a seeded
-    random order for the `random` assignment strategy."""
-    from bws.models import BwsTuple
-
-    if config.bws_schemes:
-        sources = (
-            BwsTuple.objects.filter(project=project)
-            .order_by("position")
-            .values_list("pk", "tuple_id", "instance_id")
+def store_units(*, project: Project, kind: str, rows: list[tuple], seed: int) -> list[int]:
+    """Store a project's queue units in the rows' order, with a seeded random order for the
+    `random` assignment strategy; a row is (external_id, instance or None, item_ids,
+    item_indices). Returns the units' ids in the same order."""
+    ranks = np.random.default_rng(seed).permutation(len(rows))
+    pks: list[int] = []
+    for start in range(0, len(rows), BATCH):
+        created = Unit.objects.bulk_create(
+            [
+                Unit(
+                    project=project,
+                    kind=kind,
+                    external_id=external_id,
+                    position=n,
+                    random_rank=int(ranks[n]),
+                    instance=instance,
+                    item_ids=item_ids,
+                    item_indices=item_indices,
+                )
+                for n, (external_id, instance, item_ids, item_indices) in enumerate(
+                    rows[start : start + BATCH], start=start
+                )
+            ]
         )
-        count = sources.count()
-        units = (
-            Unit(kind=Unit.Kind.TUPLE, external_id=tuple_id, bws_tuple_id=pk, instance_id=instance)
-            for pk, tuple_id, instance in sources.iterator(chunk_size=BATCH)
-        )
-    else:
-        count = len(instances)
-        units = (
-            Unit(kind=Unit.Kind.INSTANCE, external_id=inst.instance_id, instance=inst)
-            for inst in instances
-        )
-    seed = config.bws.seed if config.bws else 42
-    ranks = np.random.default_rng(seed).permutation(count)
-    batch = []
-    for n, unit in enumerate(units):
-        unit.project = project
-        unit.position = n
-        unit.random_rank = int(ranks[n])
-        batch.append(unit)
-        if len(batch) == BATCH:
-            Unit.objects.bulk_create(batch)
-            batch = []
-    Unit.objects.bulk_create(batch)
+        pks += [unit.pk for unit in created]
+    return pks
 
 
 def store_uploaded_project(*, config_file, data_files) -> Path:

@@ -1,12 +1,14 @@
 """Receivers for changes to accounts: a new password revokes the account's API tokens and
-lifts its login lockout (the owner proved who they are by setting it)."""
+lifts its login lockout (the owner proved who they are by setting it); a logout is
+announced as the end of an annotation session (projects.events.session_ended)."""
 
 from axes.utils import reset as reset_login_failures
 from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_out
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 
-from . import tokens
+from . import events, tokens
 
 
 def _password_changed(user, update_fields) -> bool:
@@ -34,3 +36,9 @@ def revoke_tokens_on_password_change(sender, instance, created, **kwargs):
         instance._annolab_password_changed = False
         tokens.revoke_all_tokens(user=instance)
         reset_login_failures(username=instance.get_username())
+
+
+@receiver(user_logged_out)
+def end_session_on_logout(sender, request, user, **kwargs):
+    if user is not None:
+        events.session_ended.send(sender=type(user), user=user)

@@ -12,8 +12,6 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from bws.models import BwsTuple
-
 from . import selectors, services
 from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import write_export
@@ -65,7 +63,9 @@ def project_detail(request, slug):
         request.GET.get("items")
     )
     tuples = Paginator(
-        BwsTuple.objects.filter(project=project).select_related("instance").order_by("position"),
+        Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE)
+        .select_related("instance")
+        .order_by("position"),
         50,
     ).get_page(request.GET.get("tuples"))
     return render(
@@ -245,7 +245,7 @@ def _scheme_views(project, payload, answers, posted=None):
 
 
 def _render_unit(request, project, unit, *, answers, errors=None, status=200):
-    unit = Unit.objects.select_related("bws_tuple", "instance").get(pk=unit.pk)
+    unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
     bws_schemes = [s for s in project.schemes if s.get("type") == "bws"]
     keyboard = bool(bws_schemes) and all(

@@ -194,12 +194,9 @@ def _bws(units: dict, records: list, notes: list[str], name: str) -> dict:
 
 
 def _split_half(records: list, name: str, notes: list[str]) -> dict | None:
-    try:
-        from bws.core.judgments import JudgmentError, build_judgments
-        from bws.core.reliability import split_half
-    except ImportError:
-        notes.append("split_half: the BWS reliability module is not available")
-        return None
+    from bws.core.judgments import JudgmentError, build_judgments
+    from bws.core.reliability import split_half
+
     rows = []
     for record in records:
         annotations = _get(record, "annotations") or {}

@@ -8,23 +8,35 @@ No Django here: the command line, the workers and notebooks build the same array
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from projects.problems import FileProblem, FileProblemsError
-
 MAX_PROBLEMS = 20
 
 
-JudgmentProblem = FileProblem
+@dataclass(frozen=True)
+class JudgmentProblem:
+    """Why one answer record cannot be scored, and where it is (file and line)."""
+
+    file: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
 
 
-class JudgmentError(FileProblemsError):
+class JudgmentError(ValueError):
     """Judgments that cannot be scored. ``problems`` lists each one as file:line: reason."""
+
+    def __init__(self, problems: Iterable[JudgmentProblem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,95 +182,129 @@ def build_judgments(
     scheme: str,
     *,
     n_items: int | None = None,
+    tuples: Mapping[str, Sequence[str]] | None = None,
 ) -> Judgments:
     """Judgments of one BWS scheme from interchange records (projects.interchange.UnitRecord).
 
     ``records`` need attributes id, items, annotations, annotator, timestamp, file and line;
-    records without an answer for ``scheme`` are skipped. Item ids map through
-    ``item_index`` (an id repeated across instances maps to one index, so scores
-    aggregate by id). Time order is by timestamp, then by reading order. Raise
-    JudgmentError naming file and line for every unusable record (up to 20).
+    records without an answer for ``scheme`` are skipped. A record without ``items`` (the
+    guides' answer record) takes the items of its tuple id from ``tuples`` (the project's
+    stored tuples). Item ids map through ``item_index`` (an id repeated across instances
+    maps to one index, so scores aggregate by id). Time order is by timestamp, then by
+    reading order. Raise JudgmentError naming file and line for every unusable record (up
+    to 20).
     """
-    problems: list[JudgmentProblem] = []
-    rows: list[list[int]] = []
-    best: list[int] = []
-    worst: list[int] = []
-    tuples: list[str] = []
-    annotators: list[str] = []
-    stamps: list[float] = []
-    size: int | None = None
-    size_from = ""
-
-    def problem(record: Any, reason: str) -> None:
-        problems.append(JudgmentProblem(record.file, record.line, reason))
-        if len(problems) >= MAX_PROBLEMS:
-            raise JudgmentError(problems)
-
+    rows = _JudgmentRows(item_index, scheme, tuples or {})
     for record in records:
-        answer = (record.annotations or {}).get(scheme)
-        if answer is None:
-            continue
-        ids = record.items
-        if not ids:
-            problem(record, f"{scheme}: a best-worst answer needs the tuple's 'items'")
-            continue
-        if not isinstance(answer, Mapping):
-            problem(record, f"{scheme}: expected {{'best': ..., 'worst': ...}}, got {answer!r}")
-            continue
-        unknown = [item for item in ids if item not in item_index]
-        if unknown:
-            names = ", ".join(repr(item) for item in unknown)
-            problem(record, f"unknown item id{'s' if len(unknown) > 1 else ''} {names}")
-            continue
-        if len(set(ids)) != len(ids):
-            problem(record, f"an item appears twice in tuple {record.id!r}: {list(ids)}")
-            continue
-        if size is None:
-            size, size_from = len(ids), f"{record.file}:{record.line}"
-        elif len(ids) != size:
-            problem(record, f"tuple of {len(ids)} items; {size_from} has {size}")
-            continue
-        chosen = {}
-        for key in ("best", "worst"):
-            value = answer.get(key)
-            if value is None:
-                problem(record, f"{scheme}: missing {key!r}")
-            elif value not in ids:
-                problem(record, f"{scheme}: {key} {value!r} is not in the tuple {list(ids)}")
-            else:
-                chosen[key] = ids.index(value)
-        if len(chosen) < 2:
-            continue
-        if chosen["best"] == chosen["worst"]:
-            problem(record, f"{scheme}: best and worst are the same item {answer['best']!r}")
-            continue
-        rows.append([item_index[item] for item in ids])
-        best.append(chosen["best"])
-        worst.append(chosen["worst"])
-        tuples.append(str(record.id))
-        annotators.append(str(record.annotator or ""))
-        stamps.append(_timestamp(record.timestamp))
-    if problems:
-        raise JudgmentError(problems)
-
+        rows.add(record)
+    if rows.problems:
+        raise JudgmentError(rows.problems)
     if n_items is None:
         n_items = max(item_index.values(), default=-1) + 1
-    m = len(rows)
-    items = np.asarray(rows, dtype=np.int64).reshape(m, size or 2)
-    stamp_array = np.asarray(stamps, dtype=float)
-    # Undated judgments keep their reading order, after the dated ones.
-    time_order = np.lexsort((np.arange(m), np.nan_to_num(stamp_array, nan=np.inf)))
-    order = np.empty(m, dtype=np.int64)
-    order[time_order] = np.arange(m)
-    return Judgments(
-        items=items,
-        best=np.asarray(best, dtype=np.int64),
-        worst=np.asarray(worst, dtype=np.int64),
-        tuple_ids=_codes(tuples),
-        annotators=_codes(annotators),
-        order=order,
-        n_items=n_items,
-    )
+    return rows.judgments(n_items)
+
+
+class _JudgmentRows:
+    """Judgments read so far as Python lists, and the problems found on the way."""
+
+    def __init__(
+        self, item_index: Mapping[str, int], scheme: str, tuples: Mapping[str, Sequence[str]]
+    ):
+        self.item_index, self.scheme, self.tuples = item_index, scheme, tuples
+        self.problems: list[JudgmentProblem] = []
+        self.rows: list[list[int]] = []
+        self.best: list[int] = []
+        self.worst: list[int] = []
+        self.tuple_names: list[str] = []
+        self.annotators: list[str] = []
+        self.stamps: list[float] = []
+        self.size: int | None = None
+        self.size_from = ""
+
+    def problem(self, record: Any, reason: str) -> None:
+        self.problems.append(JudgmentProblem(record.file, record.line, reason))
+        if len(self.problems) >= MAX_PROBLEMS:
+            raise JudgmentError(self.problems)
+
+    def add(self, record: Any) -> None:
+        """Keep the record's judgment of the scheme, or note why it cannot be scored."""
+        answer = (record.annotations or {}).get(self.scheme)
+        if answer is None:
+            return
+        ids = self._items(record)
+        reason = _tuple_problem(record, ids, answer, self.item_index, self.scheme)
+        if reason is None and self.size is not None and len(ids) != self.size:
+            reason = f"tuple of {len(ids)} items; {self.size_from} has {self.size}"
+        reasons = [reason] if reason is not None else _choice_problems(ids, answer, self.scheme)
+        for reason in reasons:
+            self.problem(record, reason)
+        if reasons:
+            return
+        if self.size is None:
+            self.size, self.size_from = len(ids), f"{record.file}:{record.line}"
+        self.rows.append([self.item_index[item] for item in ids])
+        self.best.append(ids.index(answer["best"]))
+        self.worst.append(ids.index(answer["worst"]))
+        self.tuple_names.append(str(record.id))
+        self.annotators.append(str(record.annotator or ""))
+        self.stamps.append(_timestamp(record.timestamp))
+
+    def _items(self, record: Any) -> list:
+        if record.items:
+            return list(record.items)
+        return list(self.tuples.get(str(record.id)) or [])
+
+    def judgments(self, n_items: int) -> Judgments:
+        m = len(self.rows)
+        items = np.asarray(self.rows, dtype=np.int64).reshape(m, self.size or 2)
+        stamp_array = np.asarray(self.stamps, dtype=float)
+        # Undated judgments keep their reading order, after the dated ones.
+        time_order = np.lexsort((np.arange(m), np.nan_to_num(stamp_array, nan=np.inf)))
+        order = np.empty(m, dtype=np.int64)
+        order[time_order] = np.arange(m)
+        return Judgments(
+            items=items,
+            best=np.asarray(self.best, dtype=np.int64),
+            worst=np.asarray(self.worst, dtype=np.int64),
+            tuple_ids=_codes(self.tuple_names),
+            annotators=_codes(self.annotators),
+            order=order,
+            n_items=n_items,
+        )
+
+
+def _tuple_problem(
+    record: Any, ids: list, answer: Any, item_index: Mapping[str, int], scheme: str
+) -> str | None:
+    """Why the record's tuple cannot be scored (no items, unknown or repeated ids), or None."""
+    if not ids:
+        return (
+            f"{scheme}: a best-worst answer needs the tuple's 'items', or a tuple id "
+            f"({record.id!r}) listed in the project's tuples.jsonl"
+        )
+    if not isinstance(answer, Mapping):
+        return f"{scheme}: expected {{'best': ..., 'worst': ...}}, got {answer!r}"
+    unknown = [item for item in ids if item not in item_index]
+    if unknown:
+        names = ", ".join(repr(item) for item in unknown)
+        return f"unknown item id{'s' if len(unknown) > 1 else ''} {names}"
+    if len(set(ids)) != len(ids):
+        return f"an item appears twice in tuple {record.id!r}: {ids}"
+    return None
+
+
+def _choice_problems(ids: list, answer: Mapping, scheme: str) -> list[str]:
+    """Why the best and worst choices cannot be scored (missing, not in the tuple, equal)."""
+    reasons = []
+    for key in ("best", "worst"):
+        value = answer.get(key)
+        if value is None:
+            reasons.append(f"{scheme}: missing {key!r}")
+        elif value not in ids:
+            reasons.append(f"{scheme}: {key} {value!r} is not in the tuple {ids}")
+    if not reasons and answer["best"] == answer["worst"]:
+        reasons.append(f"{scheme}: best and worst are the same item {answer['best']!r}")
+    return reasons
 
 
 def _codes(labels: list[str]) -> np.ndarray:

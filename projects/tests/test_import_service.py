@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 
 from bws.models import BwsTuple
-from projects.models import Instance, Item, Lab, Membership, Project
+from projects.models import Instance, Item, Lab, Membership, Project, Unit
 from projects.services import ProjectImportError, add_project_members, import_project
 
 from .factories import LabFactory, UserFactory
@@ -25,7 +25,7 @@ def test_dialect_a_example_builds_balanced_tuples():
     assert project.config["dialect"] == "A"
     assert project.allow_all_users is True
     assert Item.objects.filter(project=project).count() == 200
-    tuples = list(BwsTuple.objects.filter(project=project))
+    tuples = list(BwsTuple.objects.filter(project=project).select_related("unit"))
     assert len(tuples) == result.n_tuples == 200 * 8 // 4
     counts = Counter(i for t in tuples for i in t.item_ids)
     assert set(counts.values()) == {8}
@@ -45,7 +45,8 @@ def test_dialect_b_example_draws_tuples_within_instances_and_aggregates_ids():
     item_ids = set(Item.objects.filter(project=project).values_list("item_id", flat=True))
     assert item_ids == {f"sys_{c}" for c in "abcdef"}
     per_instance = Counter()
-    for t in BwsTuple.objects.filter(project=project).select_related("instance"):
+    for t in BwsTuple.objects.filter(project=project).select_related("instance", "unit"):
+        assert t.unit.external_id == t.tuple_id and t.unit.instance_id == t.instance_id
         assert t.instance is not None
         assert len(set(t.item_ids)) == 4
         assert set(t.item_ids) <= {it["id"] for it in t.instance.items}
@@ -62,7 +63,11 @@ def test_tuple_design_is_reproducible_from_the_seed():
     second = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml", slug="two")
 
     def design(project):
-        return list(BwsTuple.objects.filter(project=project).values_list("item_ids", flat=True))
+        return list(
+            BwsTuple.objects.filter(project=project)
+            .order_by("position")
+            .values_list("unit__item_ids", flat=True)
+        )
 
     assert design(first.project) == design(second.project)
 
@@ -98,6 +103,7 @@ def test_bad_data_line_imports_nothing(tmp_path):
     assert not Project.objects.exists()
     assert not Item.objects.exists()
     assert not BwsTuple.objects.exists()
+    assert not Unit.objects.exists()
 
 
 def test_bws_without_bws_config_gets_defaults_and_a_notice(tmp_path):

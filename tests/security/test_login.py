@@ -433,7 +433,7 @@ def test_demo_passwords_pass_the_validators():
     from django.contrib.auth import get_user_model
     from django.contrib.auth.password_validation import validate_password
 
-    from projects.management.commands.load_demo import DEMO_USERS
+    from demo.management.commands.load_demo import DEMO_USERS
 
     for username, password, _ in DEMO_USERS:
         user = get_user_model()(username=username, email=f"{username}@example.org")

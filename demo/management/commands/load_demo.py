@@ -64,7 +64,7 @@ def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
             unit = next_unit(project=project, user=user)
             if unit is None:
                 break
-            ids = list(unit.bws_tuple.item_ids)
+            ids = list(unit.item_ids)
             answers = {}
             for scheme in schemes:
                 # MaxDiff: best by softmax(u) over the tuple, worst by softmax(-u) of the rest

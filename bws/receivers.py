@@ -1,0 +1,82 @@
+"""How the BWS app answers what `projects` announces (projects.events): it checks a planned
+design against its budgets, builds the tuples of a new project, schedules scoring when
+answers change and scores at once when an annotator logs out."""
+
+from projects.events import BuildRefused
+
+from . import services
+from .core.design import DesignError, design_memory
+
+
+def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
+    """Refuse a tuple design whose memory estimate passes DESIGN_MAX_MEMORY_MB, before any
+    of it is built (bws.core.design.design_memory), and scoring settings whose bootstrap
+    would pass SCORING_MAX_MEMORY_MB for this many items."""
+    bws = config.bws
+    if bws is None or not config.bws_schemes:
+        return
+    for index, scheme in enumerate(config.schemes):
+        scoring = scheme.options.get("scoring") or {}
+        if scheme.is_bws and scoring.get("include_confidence", True):
+            refusal = services.resamples_refusal(
+                len(data.items), scoring.get("bootstrap_iterations", 0)
+            )
+            if refusal:
+                where = (
+                    "bws_config.scoring"
+                    if config.dialect == "A"
+                    else f"annotation_schemes[{index}].scoring"
+                )
+                raise BuildRefused(f"{config.source}: {where}.bootstrap_iterations: {refusal}")
+    if bws.items_key:
+        pools = [len(instance.items) for instance in data.instances]
+    else:
+        pools = [len(data.items)]
+    need = design_memory(
+        pools,
+        bws.tuple_size,
+        bws.appearances,
+        method=bws.method,
+        ensure_pair_coverage=bws.ensure_pair_coverage,
+    )
+    budget = limits.design_memory_mb * 1024 * 1024
+    tuples = sum(
+        1 if n == bws.tuple_size and bws.items_key else -(-n * bws.appearances // bws.tuple_size)
+        for n in pools
+    )
+    if tuples > limits.tuples:
+        raise BuildRefused(
+            f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
+            f"{bws.appearances} appearances each make {tuples} tuples, above the limit of "
+            f"{limits.tuples} (PROJECT_MAX_TUPLES): lower the appearances or split the items"
+        )
+    if need > budget:
+        raise BuildRefused(
+            f"{config.source}: tuple design: {sum(pools)} items in tuples of {bws.tuple_size}, "
+            f"{bws.appearances} appearances each ({tuples} tuples) need about "
+            f"{-(-need // (1024 * 1024))} MB, above the limit of {limits.design_memory_mb} MB "
+            "(DESIGN_MAX_MEMORY_MB): lower the appearances or split the items"
+        )
+
+
+def build_project_tuples(sender, *, project, config, data, instances, **kwargs):
+    """Inside the import's transaction: the scoring state and the tuples with their units."""
+    from .models import ScoringState
+
+    ScoringState.objects.create(project=project)
+    try:
+        return services.build_tuples(project=project, config=config, data=data, instances=instances)
+    except DesignError as exc:
+        raise BuildRefused(f"tuple design: {exc}") from exc
+
+
+def schedule_scoring(sender, *, project_id, **kwargs) -> None:
+    services.note_answers(project_id)
+
+
+def score_after_session(sender, *, user, **kwargs) -> None:
+    services.end_session(user)
+
+
+def catch_up_on_start(sender, **kwargs) -> None:
+    services.schedule_dirty_projects()

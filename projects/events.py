@@ -1,0 +1,77 @@
+"""What happens to a project, announced to the apps built on `projects` (bws, agreement),
+which subscribe in their AppConfig.ready(): `projects` itself imports no other app.
+
+- ``project_planned(config, data, limits)``: a project is about to be built; a receiver
+  that refuses the plan (a design over a budget) raises BuildRefused, before anything is
+  stored.
+- ``project_built(project, config, data, instances)``: the project's items and instances
+  are stored, inside the import's transaction; a receiver adds its own rows (bws: the
+  tuples and their queue units) and returns a BuildReport, or raises BuildRefused and the
+  whole import is rolled back.
+- ``answers_changed(project_id, schemes, count, source)``: answers were stored or changed
+  (source "web", "api" or "import"); sent after the transaction commits.
+- ``answers_settled(project)``: a project's answers have been quiet for the session gap, or
+  its annotator logged out: figures derived from them may be brought up to date.
+- ``session_ended(user)``: an annotator logged out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.dispatch import Signal
+
+project_planned = Signal()
+project_built = Signal()
+answers_changed = Signal()
+answers_settled = Signal()
+session_ended = Signal()
+
+SOURCES = ("web", "api", "import")
+
+
+class BuildRefused(ValueError):
+    """A receiver refuses to build the project; the message says why."""
+
+
+@dataclass
+class BuildReport:
+    """What a receiver of project_built added: queue units, notes and summary lines."""
+
+    n_tuples: int = 0
+    notes: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+
+
+def plan_project(*, config, data, limits) -> None:
+    """Ask the receivers whether the project may be built (BuildRefused if not)."""
+    project_planned.send(sender=None, config=config, data=data, limits=limits)
+
+
+def built_project(*, project, config, data, instances) -> BuildReport:
+    """Let the receivers add their rows to a project being built; their reports merged."""
+    merged = BuildReport()
+    for _, report in project_built.send(
+        sender=type(project), project=project, config=config, data=data, instances=instances
+    ):
+        if report is None:
+            continue
+        merged.n_tuples += report.n_tuples
+        merged.notes += list(report.notes)
+        merged.summary += list(report.summary)
+    return merged
+
+
+def announce_answers(*, project_id: int, schemes, count: int, source: str) -> None:
+    """Send answers_changed once the current transaction commits (at once outside one)."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown answer source {source!r}")
+    names = sorted(set(schemes))
+
+    def send():
+        answers_changed.send(
+            sender=None, project_id=project_id, schemes=names, count=count, source=source
+        )
+
+    transaction.on_commit(send)

@@ -1,0 +1,160 @@
+"""The apps depend on each other in one direction, read from their own imports.
+
+Every import statement of every module is collected with `ast`, those inside functions
+included: `projects` is the ground floor and imports no other app (its migrations
+included), no two apps import each other however indirectly, and a core (bws/core,
+agreement/core) imports neither Django nor app code: only its own core, or the bws core,
+which agreement builds on. Tests of an app may import anything.
+"""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("projects", "bws", "agreement", "demo")
+CORES = ("bws.core", "agreement.core")
+# The pure cores a core may use besides its own (agreement scores BWS reliability).
+SHARED_CORES = {"agreement.core": ("bws.core",)}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, name: str | None = None):
+    """(line, imported module) for every import in the file, at any depth."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name or _module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            yield node.lineno, module
+            # `from bws import services` names the submodule too
+            for alias in node.names:
+                yield node.lineno, f"{module}.{alias.name}"
+
+
+def _once_per_line(offences: list[str]) -> list[str]:
+    """One message per file:line (`from a import b` is read as a and as a.b)."""
+    seen: dict[str, str] = {}
+    for offence in offences:
+        seen.setdefault(offence.split(": ")[0], offence)
+    return list(seen.values())
+
+
+def _sources(*, tests: bool):
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            if not tests and "tests" in path.relative_to(ROOT / app).parts:
+                continue
+            yield app, path
+
+
+def _app_of(module: str) -> str | None:
+    top = module.split(".")[0]
+    return top if top in APPS else None
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT)}:{line}"
+
+
+def test_every_module_parses_and_imports_are_read():
+    files = list(_sources(tests=False))
+    assert len(files) > 50
+    assert any(module == "django.db" for _, p in files for _, module in _imports(p))
+
+
+def test_projects_imports_no_other_app():
+    offences = [
+        f"{_where(path, line)}: imports {module}"
+        for app, path in _sources(tests=False)
+        if app == "projects"
+        for line, module in _imports(path)
+        if _app_of(module) not in (None, "projects")
+    ]
+    offences = _once_per_line(offences)
+    assert not offences, "projects is the ground floor:\n" + "\n".join(offences)
+
+
+def test_no_cycle_between_apps():
+    edges: dict[str, dict[str, str]] = defaultdict(dict)
+    for app, path in _sources(tests=False):
+        for line, module in _imports(path):
+            other = _app_of(module)
+            if other not in (None, app):
+                edges[app].setdefault(other, f"{_where(path, line)}: imports {module}")
+    # Depth-first search for a path back to where it started.
+    cycles = []
+
+    def walk(start, node, trail):
+        for nxt, where in edges[node].items():
+            if nxt == start:
+                cycles.append(trail + [where])
+            elif all(nxt not in step for step in trail) and len(trail) < len(APPS):
+                walk(start, nxt, trail + [where])
+
+    for app in APPS:
+        walk(app, app, [])
+    assert not cycles, "apps import each other in a circle:\n" + "\n\n".join(
+        "\n".join(cycle) for cycle in cycles
+    )
+
+
+def test_cores_import_no_django_and_no_app_code():
+    offences = []
+    for _, path in _sources(tests=False):
+        module_name = _module_name(path)
+        core = next((c for c in CORES if module_name.startswith(c)), None)
+        if core is None:
+            continue
+        allowed = (core, *SHARED_CORES.get(core, ()))
+        for line, module in _imports(path):
+            if module.split(".")[0] == "django":
+                offences.append(f"{_where(path, line)}: imports {module} (Django)")
+            elif _app_of(module) and not any(
+                module == c or module.startswith(c + ".") for c in allowed
+            ):
+                offences.append(f"{_where(path, line)}: imports {module} (app code)")
+    offences = _once_per_line(offences)
+    assert not offences, "a core imports Django or app code:\n" + "\n".join(offences)
+
+
+def test_bws_and_agreement_use_no_service_of_each_other():
+    offences = []
+    for app, path in _sources(tests=False):
+        if app not in ("bws", "agreement"):
+            continue
+        other = "agreement" if app == "bws" else "bws"
+        for line, module in _imports(path):
+            if _app_of(module) == other and not module.startswith(f"{other}.core"):
+                offences.append(f"{_where(path, line)}: imports {module}")
+    offences = _once_per_line(offences)
+    assert not offences, "bws and agreement share only the bws core:\n" + "\n".join(offences)
+
+
+def test_the_checks_see_function_level_imports(tmp_path):
+    """The reader finds an import inside a function, and names its file and line."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f():\n    if True:\n        from bws import services\n"
+        "        from ..bws import tasks\n"
+    )
+    found = list(_imports(sample, "projects.sample"))
+    assert (3, "bws.services") in found
+    assert (4, "bws.tasks") in found
+    assert _app_of("bws.services") == "bws"
