@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,5 +32,20 @@ def test_command_line_runs_outside_the_repository(tmp_path, module):
 
 def test_every_app_is_installed(tmp_path):
     code = f"import importlib; [importlib.import_module(m) for m in {INSTALLED!r}]"
+    done = run_outside(tmp_path, "-c", code)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_app_of_the_settings_is_installed(tmp_path, settings):
+    """A new app of the checkout is missing from pyproject's package list if this fails."""
+    root = Path(__file__).resolve().parent.parent
+    local = sorted(
+        {
+            app.split(".")[0]
+            for app in settings.INSTALLED_APPS
+            if (root / app.split(".")[0]).is_dir()
+        }
+    )
+    code = f"import importlib; [importlib.import_module(m) for m in {local!r}]"
     done = run_outside(tmp_path, "-c", code)
     assert done.returncode == 0, done.stderr
