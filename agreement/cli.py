@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agreement.core.report import AgreementInputError, build_report, format_text
 from projects.configuration import ConfigError, load_config
-from projects.interchange import InterchangeError, read_directory, read_file
+from projects.interchange import InterchangeError, answer_suffixes, read_directory, read_file
 
 EXIT_BAD_INPUT = 2
 
@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = load_config(args.config, check_files=False)
-        records = _read_records(args.annotations, config.output_dir())
+        suffixes = answer_suffixes(config.output_annotation_format)
+        records = _read_records(args.annotations, config.output_dir(), suffixes)
         schemes = [
             {"name": scheme.name, "type": scheme.type, "options": scheme.options}
             for scheme in config.schemes
@@ -65,14 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _read_records(annotations: str | None, default_dir: Path):
+def _read_records(annotations: str | None, default_dir: Path, suffixes: tuple[str, ...]):
     if annotations is None:
         if not default_dir.is_dir():
             raise AgreementInputError(f"annotation directory not found: {default_dir}")
-        return read_directory(default_dir)
+        return read_directory(default_dir, suffixes=suffixes)
     path = Path(annotations)
     if path.is_dir():
-        return read_directory(path)
+        return read_directory(path, suffixes=suffixes)
     if not path.exists():
         raise AgreementInputError(f"annotations not found: {path}")
     return read_file(path)

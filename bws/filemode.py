@@ -8,7 +8,9 @@ functions on judgments read from the database, so both give the same numbers.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from bws.core.scoring import (
 from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
 from projects.datafiles import LoadedData, load_items
-from projects.interchange import UnitRecord, read_directory
+from projects.interchange import UnitRecord, answer_suffixes, read_directory
 from projects.paths import write_inside
 
 TABLE_COLUMNS = (
@@ -45,6 +47,9 @@ TABLE_COLUMNS = (
     "rank",
 )
 DEFAULT_SCORES_FILE = "bws_scores.tsv"
+# The project's tuples, written by the platform beside the project's config: the guides'
+# answer records name their tuple by id only, and are scored against this list.
+TUPLES_FILE = "tuples.jsonl"
 
 
 class StudyError(ValueError):
@@ -61,6 +66,7 @@ class Study:
     item_ids: list[str]
     texts: list[str]
     item_index: dict[str, int] = field(default_factory=dict)
+    tuples: dict[str, list[str]] = field(default_factory=dict)
 
     def bws_scheme(self, name: str | None = None) -> Scheme:
         """The named BWS scheme, or the only one; StudyError if that is ambiguous or absent."""
@@ -83,7 +89,13 @@ class Study:
 
     def judgments(self, scheme: str) -> Judgments:
         """The scheme's judgments as arrays (JudgmentError naming file:line if any is bad)."""
-        return build_judgments(self.records, self.item_index, scheme, n_items=len(self.item_ids))
+        return build_judgments(
+            self.records,
+            self.item_index,
+            scheme,
+            n_items=len(self.item_ids),
+            tuples=self.tuples,
+        )
 
     def planned_tuples(self) -> int:
         """How many tuples the project's design holds: ceil(N r / T) per pool of N items.
@@ -91,6 +103,8 @@ class Study:
         A pool is the whole item list, or each instance's list (items_key); an instance
         holding exactly T items is one pre-generated tuple.
         """
+        if self.tuples:
+            return len(self.tuples)
         design = self.config.bws
         size, r = design.tuple_size, design.appearances
         if design.items_key:
@@ -124,11 +138,65 @@ def load_study(config_path: str | Path) -> Study:
     if config.bws is None:
         raise StudyError(f"{config.source}: no best-worst scheme to score")
     data = load_items(config)
-    records = read_directory(config.output_dir())
+    records = read_directory(
+        config.output_dir(),
+        suffixes=answer_suffixes(config.output_annotation_format),
+        exclude=score_tables(config),
+    )
     item_ids = [item.item_id for item in data.items]
     texts = [item.text for item in data.items]
     index = {item_id: k for k, item_id in enumerate(item_ids)}
-    return Study(config, data, records, item_ids, texts, index)
+    tuples = read_tuple_file(Path(config.base_dir) / TUPLES_FILE)
+    return Study(config, data, records, item_ids, texts, index, tuples)
+
+
+def score_tables(config: ProjectConfig) -> tuple[Path, ...]:
+    """The score tables scoring writes (each scheme's output_file and the default one):
+    they may share the output directory with the answers, and are never read as answers."""
+    tables = [config.output_dir() / DEFAULT_SCORES_FILE]
+    for scheme in config.bws_schemes:
+        output = (scheme.options.get("scoring") or {}).get("output_file")
+        if output:
+            tables.append(Path(config.base_dir) / output)
+    return tuple(tables)
+
+
+def write_tuple_file(
+    folder: str | Path, tuples: Iterable[tuple[str, list[str], str | None]]
+) -> Path:
+    """Write a project's tuples (tuple id, item ids, instance id or None) as TUPLES_FILE in
+    its folder: one JSON object per line, atomically (projects.paths.write_inside)."""
+
+    def write(stream) -> None:
+        for tuple_id, items, instance in tuples:
+            record = {"id": tuple_id, "items": list(items)}
+            if instance is not None:
+                record["instance"] = instance
+            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    return write_inside(folder, TUPLES_FILE, write, key=TUPLES_FILE)
+
+
+def read_tuple_file(path: str | Path) -> dict[str, list[str]]:
+    """Tuple id -> item ids from a TUPLES_FILE; empty when the file does not exist.
+    StudyError naming the line for a record without an id or a list of items."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    tuples: dict[str, list[str]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                tuple_id, items = str(record["id"]), [str(item) for item in record["items"]]
+            except (ValueError, KeyError, TypeError):
+                raise StudyError(
+                    f'{path.name}:{number}: expected {{"id": ..., "items": [...]}}'
+                ) from None
+            tuples[tuple_id] = items
+    return tuples
 
 
 def scheme_scoring(scheme: Scheme) -> dict:

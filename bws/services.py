@@ -15,11 +15,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from projects import events
 from projects.configuration import ProjectConfig, Scheme
 from projects.datafiles import LoadedData
-from projects.models import Unit
-from projects.services import store_units
 
 from .core import design
 from .core.scoring import METHODS
@@ -92,17 +89,7 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
             id_array = np.asarray(local_ids, dtype=object)
             rows.extend((inst, list(row)) for row in id_array[tuples])
         summary = _instances_summary(per_instance, n_given)
-    # Each tuple is shown by a queue unit that lists its items; written a batch at a time,
-    # so a large design holds no model object per tuple.
-    unit_pks = store_units(
-        project=project,
-        kind=Unit.Kind.TUPLE,
-        rows=[
-            (f"tuple_{n + 1:06d}", inst, item_ids, [index_of[i] for i in item_ids])
-            for n, (inst, item_ids) in enumerate(rows)
-        ],
-        seed=bws.seed,
-    )
+    # Built and written a batch at a time: a large design holds no model object per tuple.
     for start in range(0, len(rows), 5000):
         BwsTuple.objects.bulk_create(
             [
@@ -111,14 +98,32 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
                     tuple_id=f"tuple_{n + 1:06d}",
                     position=n,
                     instance=inst,
-                    unit_id=unit_pks[n],
+                    item_ids=item_ids,
+                    item_indices=[index_of[i] for i in item_ids],
                 )
-                for n, (inst, _) in enumerate(rows[start : start + 5000], start=start)
+                for n, (inst, item_ids) in enumerate(rows[start : start + 5000], start=start)
             ]
         )
+    _keep_tuple_file(project, rows)
     if len(notes) > 20:
         notes = notes[:20] + [f"... and {len(notes) - 20} more design notes"]
     return TupleBuild(n_tuples=len(rows), notes=notes, summary=summary)
+
+
+def _keep_tuple_file(project, rows) -> None:
+    """Once the import commits, write the tuples in the project's folder (tuples.jsonl,
+    beside an uploaded config), where ``python -m bws score --config`` looks up the tuple
+    of an answer record that names it by id only."""
+    from projects.services import project_folder
+
+    from .filemode import write_tuple_file
+
+    listing = [
+        (f"tuple_{n + 1:06d}", item_ids, inst.instance_id if inst is not None else None)
+        for n, (inst, item_ids) in enumerate(rows)
+    ]
+    folder = project_folder(project)
+    transaction.on_commit(lambda: write_tuple_file(folder, listing))
 
 
 def _instances_summary(designed: list, n_given: int) -> list[str]:
@@ -548,8 +553,12 @@ def start_recompute(project) -> str:
     for name in auto:
         run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
         send_task(score_run_task, run.pk)
-    # The other apps (agreement) bring their own figures up to date on this signal.
-    events.answers_settled.send(sender=type(project), project=project)
+    try:
+        from agreement.tasks import compute_agreement_task
+    except ImportError:
+        compute_agreement_task = None
+    if compute_agreement_task is not None:
+        send_task(compute_agreement_task, project.pk)
     return f"queued {len(auto)} runs"
 
 

@@ -2,16 +2,24 @@
 
 Each system copies a reference translation and then makes its share of typical MT errors
 (a dropped word, a word left in English, a repeated word, words out of order, a wrong
-article, lost punctuation), better systems fewer. The output is the same on every run:
+article, lost punctuation), better systems fewer. For mt_tuples it also writes the study's
+tuples (tuples.jsonl, as the platform stores a project's tuples) and the answers of three
+simulated annotators in the guides' record (the tuple named by id only), so the file-mode
+commands have something to score. The output is the same on every run:
 
-    python examples/make_data.py
+    .venv/bin/python examples/make_data.py
 """
 
 from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import numpy as np
+
+from bws.core.design import balanced_design
 
 HERE = Path(__file__).resolve().parent
 
@@ -284,10 +292,55 @@ def mt_tuples(seed: int) -> list[dict]:
     return instances
 
 
+def instance_tuples(instances: list[dict], *, tuple_size=4, appearances=5, seed=42) -> list[dict]:
+    """Each instance's balanced tuples, numbered and seeded as the platform builds them
+    (mt_tuples/config.yaml: tuples of 4, 5 appearances, seed 42, one design per instance)."""
+    tuples = []
+    for position, instance in enumerate(instances):
+        ids = [translation["id"] for translation in instance["translations"]]
+        local_seed = int(np.random.SeedSequence([seed, position]).generate_state(1)[0])
+        design = balanced_design(len(ids), tuple_size, appearances, seed=local_seed)
+        for row in design.tuples:
+            tuples.append(
+                {
+                    "id": f"tuple_{len(tuples) + 1:06d}",
+                    "items": [ids[k] for k in row],
+                    "instance": instance["id"],
+                }
+            )
+    return tuples
+
+
+def simulated_answers(tuples: list[dict], scheme: str, seed: int) -> list[dict]:
+    """Three annotators answer every tuple: best is the system that looks best to them
+    (its error rate plus their noise), worst the one that looks worst."""
+    rng = random.Random(seed)
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    answers = []
+    for annotator in ("sim_1", "sim_2", "sim_3"):
+        for tuple_ in tuples:
+            seen = sorted(tuple_["items"], key=lambda s: ERROR_RATES[s] + rng.gauss(0, 0.5))
+            moment = start + timedelta(seconds=20 * len(answers))
+            answers.append(
+                {
+                    "id": tuple_["id"],
+                    "annotations": {scheme: {"best": seen[0], "worst": seen[-1]}},
+                    "annotator": annotator,
+                    "timestamp": moment.isoformat().replace("+00:00", "Z"),
+                }
+            )
+    return answers
+
+
 def main() -> None:
     write_jsonl(HERE / "mt_bws/data/mt_systems.jsonl", mt_systems(1, with_source=False))
     write_jsonl(HERE / "mt_two_dims/data/mt_outputs.jsonl", mt_systems(2, with_source=True))
-    write_jsonl(HERE / "mt_tuples/data/mt_tuples.jsonl", mt_tuples(3))
+    instances = mt_tuples(3)
+    write_jsonl(HERE / "mt_tuples/data/mt_tuples.jsonl", instances)
+    tuples = instance_tuples(instances)
+    write_jsonl(HERE / "mt_tuples/tuples.jsonl", tuples)
+    answers = simulated_answers(tuples, "overall_quality", seed=4)
+    write_jsonl(HERE / "mt_tuples/output/annotations.jsonl", answers)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ SCHEME_TYPES = (
 )
 
 ASSIGNMENT_STRATEGIES = ("least_annotated", "random", "fixed_order")
-OUTPUT_FORMATS = ("jsonl", "json", "csv", "tsv")
+# The interchange formats answers are read and written in (projects.interchange).
+OUTPUT_FORMATS = ("jsonl", "csv", "tsv")
 SCORING_METHODS = ("counting", "bradley_terry", "plackett_luce")
 TUPLE_METHODS = ("balanced_incomplete", "random")
 DISPLAY_TYPES = ("text", "image", "audio", "video", "code", "dialogue")
@@ -699,6 +700,14 @@ def parse_config(
             "agreement_metrics",
             "holds a value that is not plain data (quote dates and times)",
         )
+    else:
+        if agreement_metrics:
+            # Chosen metrics would be ignored: refuse them rather than pretend.
+            check.issue(
+                "agreement_metrics",
+                "is not supported: the agreement report computes every figure each scheme's "
+                "type defines; remove this key",
+            )
 
     schemes_data = _schemes(raw_schemes, check)
     bws, schemes = _bws_design(data, dialect, schemes_data, check, notices)

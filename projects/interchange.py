@@ -210,24 +210,35 @@ def read_jsonl_text(text: str, name: str = "<records>") -> list[UnitRecord]:
     return records
 
 
+def answer_suffixes(output_format: str) -> tuple[str, ...]:
+    """Suffixes of the answer files in an output directory: JSON Lines (the guides' files)
+    and the project's output_annotation_format when that is a table (csv or tsv)."""
+    return tuple(dict.fromkeys((".jsonl", f".{output_format}")))
+
+
 def read_directory(
-    directory: str | Path, *, suffixes: tuple[str, ...] = DIRECTORY_SUFFIXES
+    directory: str | Path,
+    *,
+    suffixes: tuple[str, ...] = DIRECTORY_SUFFIXES,
+    exclude: tuple[str | Path, ...] = (),
 ) -> list[UnitRecord]:
     """Records of every annotation file under ``directory``, files in name order.
 
-    Only JSON Lines files are read (other files there, such as score tables, are left
-    alone). A missing directory holds no records. Messages name files as
-    ``<directory name>/<relative path>``.
+    Only files with these suffixes are read, JSON Lines by default, and never the files in
+    ``exclude`` (such as score tables). A missing directory holds no records. Messages name
+    files as ``<directory name>/<relative path>``.
     """
     directory = Path(directory)
     if not directory.is_dir():
         return []
+    skipped = {Path(path).resolve() for path in exclude}
     paths = sorted(
         (
             path
             for path in directory.rglob("*")
             if path.is_file()
             and path.suffix.lower() in suffixes
+            and path.resolve() not in skipped
             and not any(part.startswith(".") for part in path.relative_to(directory).parts)
         ),
         key=lambda path: path.relative_to(directory).as_posix(),

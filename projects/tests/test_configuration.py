@@ -261,7 +261,6 @@ num_annotators_per_item: 3
 max_annotations_per_user: 50
 assignment_lease_minutes: 10
 user_config: {allow_all_users: false, authorized_users: [ann1, ann2]}
-agreement_metrics: {fluency: {metrics: [alpha]}}
 export_annotation_format: tsv
 """,
     )
@@ -271,7 +270,6 @@ export_annotation_format: tsv
     assert config.lease_minutes == 10
     assert config.allow_all_users is False
     assert config.authorized_users == ["ann1", "ann2"]
-    assert config.agreement_metrics == {"fluency": {"metrics": ["alpha"]}}
     assert config.output_annotation_format == "tsv"
 
 
@@ -565,9 +563,7 @@ def test_data_file_not_found(tmp_path):
 
 def test_task_dir_not_found(tmp_path):
     text = DIALECT_A + "task_dir: study\n"
-    assert issues(tmp_path, text) == [
-        "config.yaml: task_dir: directory not found: 'study'"
-    ]
+    assert issues(tmp_path, text) == ["config.yaml: task_dir: directory not found: 'study'"]
 
 
 def test_unsupported_data_file_type(tmp_path):
@@ -667,6 +663,23 @@ def test_all_issues_are_reported_together(tmp_path):
         "config.yaml: annotation_schemes[0].best_descripton: unknown key; "
         "did you mean 'best_description'?"
     ) in found
+
+
+def test_chosen_agreement_metrics_are_refused_not_ignored(tmp_path):
+    text = DIALECT_A + "agreement_metrics: {fluency: {metrics: [alpha]}}\n"
+    assert issues(tmp_path, text) == [
+        "config.yaml: agreement_metrics: is not supported: the agreement report computes "
+        "every figure each scheme's type defines; remove this key"
+    ]
+    assert load(tmp_path, DIALECT_A + "agreement_metrics: {}\n").agreement_metrics == {}
+
+
+def test_an_answer_format_nothing_reads_is_refused(tmp_path):
+    found = issues(tmp_path, DIALECT_A + "export_annotation_format: json\n")
+    assert found == [
+        "config.yaml: export_annotation_format: unknown value 'json' (one of: jsonl, csv, tsv)"
+        "; did you mean 'jsonl'?"
+    ]
 
 
 def test_agreement_metrics_must_be_plain_data(tmp_path):
