@@ -15,8 +15,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from projects import events
 from projects.configuration import ProjectConfig, Scheme
 from projects.datafiles import LoadedData
+from projects.models import Unit
+from projects.services import store_units
 
 from .core import design
 from .core.scoring import METHODS
@@ -89,7 +92,17 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
             id_array = np.asarray(local_ids, dtype=object)
             rows.extend((inst, list(row)) for row in id_array[tuples])
         summary = _instances_summary(per_instance, n_given)
-    # Built and written a batch at a time: a large design holds no model object per tuple.
+    # Each tuple is shown by a queue unit that lists its items; written a batch at a time,
+    # so a large design holds no model object per tuple.
+    unit_pks = store_units(
+        project=project,
+        kind=Unit.Kind.TUPLE,
+        rows=[
+            (f"tuple_{n + 1:06d}", inst, item_ids, [index_of[i] for i in item_ids])
+            for n, (inst, item_ids) in enumerate(rows)
+        ],
+        seed=bws.seed,
+    )
     for start in range(0, len(rows), 5000):
         BwsTuple.objects.bulk_create(
             [
@@ -98,10 +111,9 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
                     tuple_id=f"tuple_{n + 1:06d}",
                     position=n,
                     instance=inst,
-                    item_ids=item_ids,
-                    item_indices=[index_of[i] for i in item_ids],
+                    unit_id=unit_pks[n],
                 )
-                for n, (inst, item_ids) in enumerate(rows[start : start + 5000], start=start)
+                for n, (inst, _) in enumerate(rows[start : start + 5000], start=start)
             ]
         )
     _keep_tuple_file(project, rows)
@@ -553,12 +565,8 @@ def start_recompute(project) -> str:
     for name in auto:
         run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
         send_task(score_run_task, run.pk)
-    try:
-        from agreement.tasks import compute_agreement_task
-    except ImportError:
-        compute_agreement_task = None
-    if compute_agreement_task is not None:
-        send_task(compute_agreement_task, project.pk)
+    # The other apps (agreement) bring their own figures up to date on this signal.
+    events.answers_settled.send(sender=type(project), project=project)
     return f"queued {len(auto)} runs"
 
 

@@ -15,16 +15,28 @@ from typing import Any
 
 import numpy as np
 
-from projects.problems import FileProblem, FileProblemsError
-
 MAX_PROBLEMS = 20
 
 
-JudgmentProblem = FileProblem
+@dataclass(frozen=True)
+class JudgmentProblem:
+    """Why one answer record cannot be scored, and where it is (file and line)."""
+
+    file: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
 
 
-class JudgmentError(FileProblemsError):
+class JudgmentError(ValueError):
     """Judgments that cannot be scored. ``problems`` lists each one as file:line: reason."""
+
+    def __init__(self, problems: Iterable[JudgmentProblem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
 
 
 @dataclass(frozen=True, eq=False)
