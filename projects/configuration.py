@@ -981,7 +981,28 @@ def _scheme_options(kind: str, entry: dict, path: str, check: _Checker) -> dict:
 
 def _labels(entry: dict, path: str, check: _Checker, *, required: bool) -> list[dict]:
     key_path = _join(path, "labels")
-    value = entry.get("labels")
+    labels: list[dict] = []
+    names: set[str] = set()
+    keys: set[str] = set()
+    for index, label in enumerate(_label_list(entry.get("labels"), key_path, check, required)):
+        label_path = f"{key_path}[{index}]"
+        parsed = _label(label, label_path, check, keys)
+        if parsed is None:
+            continue
+        name, key_value = parsed
+        if not name.strip():
+            check.issue(label_path, "label name must not be empty")
+            continue
+        if name in names:
+            check.issue(label_path, f"duplicate label {name!r}")
+            continue
+        names.add(name)
+        labels.append({"name": name, "key_value": key_value})
+    return labels
+
+
+def _label_list(value: Any, key_path: str, check: _Checker, required: bool) -> list:
+    """The labels key as a non-empty list, or [] with an issue (none if optional and absent)."""
     if value is None:
         if required:
             check.issue(key_path, "missing required key (the choices, a list of labels)")
@@ -992,64 +1013,54 @@ def _labels(entry: dict, path: str, check: _Checker, *, required: bool) -> list[
     if not value:
         check.issue(key_path, "must list at least one label")
         return []
-    labels: list[dict] = []
-    names: set[str] = set()
-    keys: set[str] = set()
-    for index, label in enumerate(value):
-        label_path = f"{key_path}[{index}]"
-        key_value = None
-        if isinstance(label, (str, int)) and not isinstance(label, bool):
-            name = str(label)
-        elif isinstance(label, dict):
-            check.known_keys(label, label_path, ("name", "key_value"))
-            raw_name = label.get("name")
-            if raw_name is None:
-                check.issue(_join(label_path, "name"), "missing required key")
-                continue
-            if isinstance(raw_name, bool) or not isinstance(raw_name, (str, int)):
-                check.issue(
-                    _join(label_path, "name"), f"must be a string, got {_type_name(raw_name)}"
-                )
-                continue
-            name = str(raw_name)
-            raw_key = label.get("key_value")
-            if raw_key is not None:
-                if isinstance(raw_key, bool) or not isinstance(raw_key, (str, int)):
-                    check.issue(
-                        _join(label_path, "key_value"),
-                        f"must be a key (a string), got {_type_name(raw_key)}",
-                    )
-                elif not str(raw_key).strip():
-                    check.issue(_join(label_path, "key_value"), "must not be empty")
-                else:
-                    key_value = str(raw_key)
-                    if key_value in keys:
-                        check.issue(
-                            _join(label_path, "key_value"),
-                            f"key {key_value!r} is bound to two labels",
-                        )
-                    keys.add(key_value)
-        elif isinstance(label, bool):
-            check.issue(
-                label_path,
-                f"YAML read this label as the boolean {str(label).lower()}; quote it "
-                "(yes/no/on/off/true/false unquoted are booleans)",
-            )
-            continue
-        else:
-            check.issue(
-                label_path, f"must be a string or a mapping with name, got {_type_name(label)}"
-            )
-            continue
-        if not name.strip():
-            check.issue(label_path, "label name must not be empty")
-            continue
-        if name in names:
-            check.issue(label_path, f"duplicate label {name!r}")
-            continue
-        names.add(name)
-        labels.append({"name": name, "key_value": key_value})
-    return labels
+    return value
+
+
+def _label(label: Any, label_path: str, check: _Checker, keys: set[str]):
+    """(name, key_value or None) of one label, a plain name or a mapping; None if unusable."""
+    if isinstance(label, (str, int)) and not isinstance(label, bool):
+        return str(label), None
+    if isinstance(label, dict):
+        return _label_mapping(label, label_path, check, keys)
+    if isinstance(label, bool):
+        check.issue(
+            label_path,
+            f"YAML read this label as the boolean {str(label).lower()}; quote it "
+            "(yes/no/on/off/true/false unquoted are booleans)",
+        )
+        return None
+    check.issue(label_path, f"must be a string or a mapping with name, got {_type_name(label)}")
+    return None
+
+
+def _label_mapping(label: dict, label_path: str, check: _Checker, keys: set[str]):
+    check.known_keys(label, label_path, ("name", "key_value"))
+    raw_name = label.get("name")
+    if raw_name is None:
+        check.issue(_join(label_path, "name"), "missing required key")
+        return None
+    if isinstance(raw_name, bool) or not isinstance(raw_name, (str, int)):
+        check.issue(_join(label_path, "name"), f"must be a string, got {_type_name(raw_name)}")
+        return None
+    key_value = _label_key(label.get("key_value"), _join(label_path, "key_value"), check, keys)
+    return str(raw_name), key_value
+
+
+def _label_key(raw_key: Any, key_path: str, check: _Checker, keys: set[str]) -> str | None:
+    """A label's keyboard key; each key bound to one label (an issue names a second one)."""
+    if raw_key is None:
+        return None
+    if isinstance(raw_key, bool) or not isinstance(raw_key, (str, int)):
+        check.issue(key_path, f"must be a key (a string), got {_type_name(raw_key)}")
+        return None
+    if not str(raw_key).strip():
+        check.issue(key_path, "must not be empty")
+        return None
+    key_value = str(raw_key)
+    if key_value in keys:
+        check.issue(key_path, f"key {key_value!r} is bound to two labels")
+    keys.add(key_value)
+    return key_value
 
 
 def _likert(entry: dict, path: str, check: _Checker) -> dict:
