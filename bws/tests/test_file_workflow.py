@@ -15,7 +15,7 @@ from django.conf import settings
 
 from bws.core.judgments import JudgmentError, build_judgments
 from bws.filemode import TUPLES_FILE, load_study, read_tuple_file
-from projects.interchange import parse_record
+from projects.interchange import parse_record, read_file, write_table
 from projects.services import import_project
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mt_tuples"
@@ -86,3 +86,20 @@ def test_the_platform_writes_the_tuples_that_score_the_guides_records(
 def test_the_example_study_scores_from_its_files():
     study = load_study(EXAMPLE / "config.yaml")
     assert study.judgments("overall_quality").n_judgments == 720
+
+
+def test_answers_in_the_configured_table_format_are_read_and_score_tables_are_not(tmp_path):
+    folder = tmp_path / "study"
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("output"))
+    config = (
+        (folder / "config.yaml")
+        .read_text()
+        .replace('output_annotation_format: "jsonl"', 'output_annotation_format: "tsv"')
+    )
+    (folder / "config.yaml").write_text(config)
+    (folder / "output").mkdir()
+    records = read_file(EXAMPLE / "output" / "annotations.jsonl")
+    write_table(records, folder / "output" / "answers.tsv")
+    # A score table in the same folder is not an answer file.
+    (folder / "output" / "bws_scores.tsv").write_text("item_id\tscore\nsys_a\t1.0\n")
+    assert load_study(folder / "config.yaml").judgments("overall_quality").n_judgments == 720
