@@ -69,39 +69,38 @@ def dashboard(request, slug):
         ),
     }
     if run is not None and run.n_judgments:
-        scores = list(
-            ItemScore.objects.filter(run=run).values_list(
-                "score", "ci_low", "ci_high", "appearances"
-            )
-        )
-        values = [s for s, *_ in scores if s is not None]
-        lows = [lo for _, lo, _, _ in scores if lo is not None] or values
-        highs = [hi for _, _, hi, _ in scores if hi is not None] or values
-        lo, hi = min(lows), max(highs)
-        page = Paginator(selectors.ranked_items(run), 50).get_page(request.GET.get("page"))
-        texts = dict(
-            project.items.filter(item_id__in=[i.item_id for i in page]).values_list(
-                "item_id", "text"
-            )
-        )
-        context.update(
-            {
-                "histogram": charts.histogram(values),
-                "coverage": charts.coverage([a for *_, a in scores]),
-                "convergence": charts.convergence(run.convergence or []),
-                "page": page,
-                "rows": [
-                    {
-                        "item": item,
-                        "text": texts.get(item.item_id, ""),
-                        "bar": charts.interval_bar(item.score, item.ci_low, item.ci_high, lo, hi),
-                    }
-                    for item in page
-                ],
-                "range": (lo, hi),
-            }
-        )
+        context.update(_scores_context(project, run, request.GET.get("page")))
     return render(request, "bws/dashboard.html", context)
+
+
+def _scores_context(project, run: ScoreRun, page_number) -> dict:
+    """The charts and one page of the ranked table of a run that has judgments."""
+    scores = list(
+        ItemScore.objects.filter(run=run).values_list("score", "ci_low", "ci_high", "appearances")
+    )
+    values = [s for s, *_ in scores if s is not None]
+    lows = [lo for _, lo, _, _ in scores if lo is not None] or values
+    highs = [hi for _, _, hi, _ in scores if hi is not None] or values
+    lo, hi = min(lows), max(highs)
+    page = Paginator(selectors.ranked_items(run), 50).get_page(page_number)
+    texts = dict(
+        project.items.filter(item_id__in=[i.item_id for i in page]).values_list("item_id", "text")
+    )
+    return {
+        "histogram": charts.histogram(values),
+        "coverage": charts.coverage([a for *_, a in scores]),
+        "convergence": charts.convergence(run.convergence or []),
+        "page": page,
+        "rows": [
+            {
+                "item": item,
+                "text": texts.get(item.item_id, ""),
+                "bar": charts.interval_bar(item.score, item.ci_low, item.ci_high, lo, hi),
+            }
+            for item in page
+        ],
+        "range": (lo, hi),
+    }
 
 
 @login_required
