@@ -5,7 +5,6 @@ never a 403, so no page reveals that a project exists.
 """
 
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 
 from . import selectors
 from .models import Project
@@ -13,7 +12,10 @@ from .models import Project
 
 def visible_project_or_404(user, slug: str) -> Project:
     """The project with this slug if the user may see it; 404 otherwise."""
-    return get_object_or_404(selectors.visible_projects(user), slug=slug)
+    project = selectors.project_for(user, slug)
+    if project is None:
+        raise Http404("No such project.")
+    return project
 
 
 def managed_project_or_404(user, slug: str) -> Project:

@@ -1,7 +1,6 @@
 """REST views for annotators: projects, the queue, answers (tokens: projects/token_api.py)."""
 
 import django_filters
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema
@@ -11,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import selectors
+from .access import visible_project_or_404
 from .answers import SubmitRefused, submit_answers
 from .models import Annotation, Project
 from .queue import next_unit
@@ -67,14 +67,6 @@ class ProjectDetailApi(generics.RetrieveAPIView):
         )
 
 
-def visible_project(request, slug) -> Project:
-    """The project if the caller may see it; 404 otherwise (never 403: no leaks)."""
-    project = selectors.project_for(request.user, slug)
-    if project is None:
-        raise Http404
-    return project
-
-
 class UnitItemSerializer(serializers.Serializer):
     id = serializers.CharField()
     text = serializers.CharField()
@@ -99,7 +91,7 @@ class QueueNextApi(APIView):
 
     @extend_schema(request=None, responses={200: UnitOutputSerializer, 204: None})
     def post(self, request, slug):
-        project = visible_project(request, slug)
+        project = visible_project_or_404(request.user, slug)
         unit = next_unit(project=project, user=request.user)
         if unit is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -175,7 +167,7 @@ class AnnotationsApi(generics.ListCreateAPIView):
     queryset = Annotation.objects.none()  # for the schema; get_queryset scopes by project
 
     def get_queryset(self):
-        project = visible_project(self.request, self.kwargs["slug"])
+        project = visible_project_or_404(self.request.user, self.kwargs["slug"])
         answers = Annotation.objects.filter(project=project).select_related("annotator", "unit")
         if not selectors.can_manage(self.request.user, project):
             answers = answers.filter(annotator=self.request.user)
@@ -194,7 +186,7 @@ class AnnotationsApi(generics.ListCreateAPIView):
         "for the caller, or the client_id was used for other answers or another unit.",
     )
     def post(self, request, slug):
-        project = visible_project(request, slug)
+        project = visible_project_or_404(request.user, slug)
         data = AnnotationInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
