@@ -443,10 +443,11 @@ def run_rows(run: ScoreRun) -> list:
     """The run's score table rows (filemode.ScoreRow), ranked, with item texts."""
     from projects.models import Item
 
+    from . import selectors
     from .filemode import ScoreRow
 
     texts = dict(Item.objects.filter(project=run.project).values_list("item_id", "text"))
-    items = ItemScore.objects.filter(run=run).order_by(F("rank").asc(nulls_last=True), "item_index")
+    items = selectors.ranked_items(run)
     return [
         ScoreRow(
             item_id=i.item_id,
