@@ -6,8 +6,10 @@ One project of 10,000 items (dialect A, T = 4, r = 8, so 20,000 tuples, cap 2,
 bws_config.scoring.method bradley_terry, 1000 bootstrap resamples) is built in a bench
 database of its own (dropped and recreated), 20,000 judgments (one per tuple, drawn from
 the MaxDiff model) are imported with `import_annotations`, then a private redis-server,
-gunicorn (--workers x --threads, 2 x 8 unless given; RESULTS.md uses 4 x 2) and one Celery worker at
-concurrency 1 are started on 127.0.0.1 with SCORING_SESSION_GAP = --gap.
+gunicorn (--workers x --threads, 2 x 8 unless given; RESULTS.md uses 4 x 2) and two Celery
+workers as platform/systemd runs them are started on 127.0.0.1 with SCORING_SESSION_GAP =
+--gap: the default queue's worker with beat inside (the catch-up), and the scoring worker
+(queue "scoring", concurrency 1, prefetch 1).
 
   (1) session -> fresh scores: 10 annotators answer 3 units each with no think time (a
       session of 30 submits); from the end of the last submit, the database is polled
@@ -29,9 +31,13 @@ concurrency 1 are started on 127.0.0.1 with SCORING_SESSION_GAP = --gap.
       Django, CPU, database and other (waiting); and from the manager's request to an ok
       run is reported too (fresh scores while the annotators keep working).
 
-Runs in the worker are paced (bws/pacing.py, SCORING_CPU_SHARE from the environment).
---worker-cpus / --web-cpus / --pg-cpus pin the processes with taskset, --worker-nice and
---worker-sched-idle lower the worker's priority: the experiments in RESULTS.md.
+--worker-cpu-quota F puts the scoring worker in a cgroup of its own (cgroup v1 cpu
+controller, /sys/fs/cgroup/cpu/annolab-scoring-<pid>) with a quota of F of one core per
+--worker-cpu-period-ms and the lowest weight (cpu.idle where the kernel has it), as the
+systemd unit's CPUQuota= / CPUQuotaPeriodSec= / CPUWeight=idle do; the cgroup is removed at
+the end. --worker-cpus / --web-cpus / --pg-cpus pin the processes with taskset,
+--worker-nice and --worker-sched-idle lower the scoring worker's priority: the experiments
+in RESULTS.md.
 
 The script reuses setup and client code from benchmarks/queue.py. Figures, not assertions.
 """
@@ -164,9 +170,79 @@ def start_redis(port: int, folder: Path) -> Child:
     raise RuntimeError("redis-server did not answer within 20 s")
 
 
-def start_worker(env: dict, nice: int = 0, sched_idle: bool = False, cpus: str = "") -> Child:
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+
+
+class CpuQuota:
+    """A cgroup v1 cpu group with a CFS quota: `share` of one core per `period_ms`."""
+
+    def __init__(self, share: float, period_ms: float):
+        self.path = CGROUP_CPU / f"annolab-scoring-{os.getpid()}"
+        self.path.mkdir()
+        period = int(period_ms * 1000)
+        (self.path / "cpu.cfs_period_us").write_text(str(period))
+        (self.path / "cpu.cfs_quota_us").write_text(str(max(1000, int(period * share))))
+        (self.path / "cpu.shares").write_text("2")
+        if (self.path / "cpu.idle").exists():
+            (self.path / "cpu.idle").write_text("1")
+
+    def argv(self, argv: list[str]) -> list[str]:
+        """A command that enters the group before it starts, so every child is inside."""
+        procs = self.path / "cgroup.procs"
+        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
+
+    def throttled(self) -> dict:
+        stat = dict(
+            line.split() for line in (self.path / "cpu.stat").read_text().splitlines() if line
+        )
+        return {k: int(v) for k, v in stat.items()}
+
+    def remove(self) -> None:
+        for _ in range(50):
+            left = (self.path / "cgroup.procs").read_text().split()
+            for pid in left:  # anything still alive goes back to the root group
+                try:
+                    (CGROUP_CPU / "cgroup.procs").write_text(pid)
+                except OSError:
+                    pass
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+def start_default_worker(env: dict) -> Child:
+    """The default queue (the catch-up and scheduling) with beat inside."""
     return Child(
-        "worker",
+        "default-worker",
+        [
+            str(CELERY),
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "celery",
+            "--beat",
+            f"--schedule={env['CELERY_DATA_DIR']}/celerybeat-schedule",
+            "--concurrency=1",
+            "--loglevel=WARNING",
+            f"--hostname=bgdefault{uuid.uuid4().hex[:6]}@%h",
+        ],
+        qb.CODE,
+        env,
+    )
+
+
+def start_worker(
+    env: dict,
+    nice: int = 0,
+    sched_idle: bool = False,
+    cpus: str = "",
+    quota: CpuQuota | None = None,
+) -> Child:
+    """The scoring worker, as platform/systemd/annolab-scoring.service runs it."""
+    argv = (
         (["taskset", "-c", cpus] if cpus else [])
         + (["chrt", "--idle", "0"] if sched_idle else [])
         + (["nice", "-n", str(nice)] if nice else [])
@@ -175,13 +251,15 @@ def start_worker(env: dict, nice: int = 0, sched_idle: bool = False, cpus: str =
             "-A",
             "config",
             "worker",
+            "-Q",
+            "scoring",
             "--concurrency=1",
+            "--prefetch-multiplier=1",
             "--loglevel=WARNING",
-            f"--hostname=bgbench{uuid.uuid4().hex[:6]}@%h",
-        ],
-        qb.CODE,
-        env,
+            f"--hostname=bgscoring{uuid.uuid4().hex[:6]}@%h",
+        ]
     )
+    return Child("worker", quota.argv(argv) if quota else argv, qb.CODE, env)
 
 
 # ---------------------------------------------------------------- project and data
@@ -630,6 +708,15 @@ def main() -> int:
     )
     parser.add_argument("--idle", type=float, default=20.0, help="quiet seconds between runs")
     parser.add_argument(
+        "--worker-cpu-quota",
+        type=float,
+        default=0.0,
+        help="run the scoring worker in a cgroup with this share of one core (e.g. 0.1)",
+    )
+    parser.add_argument(
+        "--worker-cpu-period-ms", type=float, default=10.0, help="the quota's period, ms"
+    )
+    parser.add_argument(
         "--worker-nice", type=int, default=0, help="run the Celery worker under nice -n N"
     )
     parser.add_argument(
@@ -656,6 +743,7 @@ def main() -> int:
     children: list[Child] = []
     server = None
     pg_restore = ""
+    quota = None
     try:
         if args.code == "head":
             qb.CODE = qb.snapshot_head()
@@ -726,7 +814,12 @@ def main() -> int:
             pin_tree(server.proc.pid, args.web_cpus)
         if args.pg_cpus:
             pg_restore = pin_postgres(args.pg_cpus)
-        worker = start_worker(env, args.worker_nice, args.worker_sched_idle, args.worker_cpus)
+        if args.worker_cpu_quota:
+            quota = CpuQuota(args.worker_cpu_quota, args.worker_cpu_period_ms)
+        children.append(start_default_worker(env))
+        worker = start_worker(
+            env, args.worker_nice, args.worker_sched_idle, args.worker_cpus, quota
+        )
         children.append(worker)
         clients = [qb.Client(args.port, u) for u in users]
         for c in clients:
@@ -776,6 +869,9 @@ def main() -> int:
             server.stop()
         for child in reversed(children):
             child.stop()
+        if quota is not None:
+            print(f"cgroup cpu.stat: {quota.throttled()}", flush=True)
+            quota.remove()
         shutil.rmtree(folder, ignore_errors=True)
         if qb.CODE != ROOT:
             shutil.rmtree(qb.CODE, ignore_errors=True)
@@ -785,8 +881,10 @@ def report(args, sessions, lat, others, load1, load2, head) -> None:
     print()
     print(
         f"# {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
-        f"cores; code {args.code} {head}; SCORING_SESSION_GAP {args.gap:g} s; worker "
-        f"concurrency 1 (nice {args.worker_nice}, SCHED_IDLE {args.worker_sched_idle}); "
+        f"cores; code {args.code} {head}; SCORING_SESSION_GAP {args.gap:g} s; scoring worker "
+        f"concurrency 1 (CPU quota {args.worker_cpu_quota:g} of a core per "
+        f"{args.worker_cpu_period_ms:g} ms, nice {args.worker_nice}, "
+        f"SCHED_IDLE {args.worker_sched_idle}); "
         f"gunicorn {args.workers}x{args.threads}; "
         f"other benchmarks: {len(others)}; load average at (1) {load1}, at (2) {load2}"
     )

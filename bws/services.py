@@ -3,7 +3,6 @@ scoring runs."""
 
 import logging
 import math
-import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -26,8 +25,6 @@ from .core.scoring import METHODS
 from .models import BwsTuple, ItemScore, ScoreRun, ScoringState
 
 log = logging.getLogger(__name__)
-WRITE_BATCH_PACED = 250
-WRITE_PAUSE_PACED = 0.03  # seconds between batches of a paced run's ItemScore rows
 
 
 @dataclass
@@ -241,13 +238,13 @@ def request_run(
     )
 
 
-def execute_run(run_id: int, *, paced: bool = False) -> ScoreRun:
+def execute_run(run_id: int) -> ScoreRun:
     """Compute a run's scores, intervals, reliability and convergence and store them; on
     error the run is marked failed (and the error raised again for the task to retry).
 
-    ``paced`` (the worker's way) computes in a child process that gives way to other work
-    on the machine (bws/pacing.py, settings SCORING_CPU_SHARE and SCORING_PACE_SLICE_MS);
-    the foreground command computes at full speed."""
+    The worker and the command line compute alike, in their own process: what keeps a
+    worker's run from slowing the web is its CPU quota (platform/DEPLOY.md, "Scoring
+    beside annotators")."""
     from . import selectors
 
     run = ScoreRun.objects.select_related("project").get(pk=run_id)
@@ -260,7 +257,7 @@ def execute_run(run_id: int, *, paced: bool = False) -> ScoreRun:
         error="",
     )
     try:
-        result = _compute(run, selectors, paced=paced)
+        result = _compute(run, selectors)
     except SoftTimeLimitExceeded:
         ScoreRun.objects.filter(pk=run.pk).update(
             status=ScoreRun.Status.FAILED,
@@ -295,7 +292,7 @@ class _Computed:
 
 
 def score_everything(judgments, method: str, params: dict, ids, texts, planned, scheme: str):
-    """The numeric part of a run, with no database access (it may run in a child process):
+    """The numeric part of a run, with no database access:
     scores with intervals, split-half reliability, convergence and the stats text."""
     from .core.convergence import convergence
     from .core.reliability import split_half
@@ -318,10 +315,8 @@ def score_everything(judgments, method: str, params: dict, ids, texts, planned, 
     return rows, reliability, points, stats
 
 
-def _compute(run: ScoreRun, selectors, *, paced: bool = False) -> _Computed:
+def _compute(run: ScoreRun, selectors) -> _Computed:
     from projects.models import Annotation
-
-    from .pacing import PaceStats, run_paced
 
     project = run.project
     changed = (
@@ -359,33 +354,12 @@ def _compute(run: ScoreRun, selectors, *, paced: bool = False) -> _Computed:
         selectors.planned_tuples(project),
         run.scheme,
     )
-    if paced:
-        pace = PaceStats()
-        rows, reliability, points, stats = run_paced(
-            score_everything,
-            *work,
-            share=settings.SCORING_CPU_SHARE,
-            slice_seconds=settings.SCORING_PACE_SLICE_MS / 1000.0,
-            stats=pace,
-        )
-        log.info(
-            "run %s: computed in %.1f s (%.1f s CPU, %.1f s of it paced)",
-            run.pk,
-            pace.wall,
-            pace.child_cpu,
-            pace.paced_seconds,
-        )
-    else:
-        rows, reliability, points, stats = score_everything(*work)
+    rows, reliability, points, stats = score_everything(*work)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
         ItemScore.objects.filter(run=run).delete()  # a retried run starts clean
-        # Paced runs write in small batches with pauses, so the database serves the
-        # annotators' requests in between; the rows of a run nobody reads yet may wait.
-        batch = WRITE_BATCH_PACED if paced else 5000
+        batch = 5000
         for start in range(0, len(rows), batch):
-            if paced and start:
-                time.sleep(WRITE_PAUSE_PACED)
             ItemScore.objects.bulk_create(
                 [
                     ItemScore(
@@ -492,51 +466,29 @@ def _write_output_file(run: ScoreRun, result: _Computed) -> None:
 
 # --------------------------------------------------------------------------- triggers
 
-BROKER_RETRY = 30
-
 
 def send_task(task, *args, countdown: float = 0, **kwargs) -> bool:
-    """Queue a task without ever blocking the caller on a broker that is down."""
+    """Queue a task without ever blocking the caller on a broker that is down; False when
+    the broker could not be reached (the caller leaves a mark for the catch-up to retry)."""
     try:
-        task.apply_async(args=args, kwargs=kwargs, countdown=countdown, retry=False)
-    except Exception:  # broker unreachable: the dirty flag lets catch-up finish the work
-        log.warning("could not queue %s; it will be caught up", task.name, exc_info=True)
+        task.apply_async(args=args, kwargs=kwargs, countdown=countdown or None, retry=False)
+    except Exception:
+        log.warning("could not queue %s; the catch-up retries it", task.name, exc_info=True)
         return False
     return True
 
 
 def note_answers(project_id: int) -> None:
-    """Record that a project's answers changed and make sure a recomputation is queued.
-    Called after an answer is committed; costs one or two small UPDATEs."""
-    from .tasks import recompute_project_task
-
+    """Record that a project's answers changed. Called after an answer is committed; costs
+    at most one small UPDATE and never touches the broker: the catch-up (every
+    SCORING_CHECK_INTERVAL seconds) queues the recomputation once the session has ended."""
     now = timezone.now()
     # Within a burst the row was just written: skip the write (one indexed UPDATE that
     # matches nothing) unless the last write is older than a quarter of the session gap.
     recent = now - timedelta(seconds=min(5.0, settings.SCORING_SESSION_GAP / 4))
-    updated = (
-        ScoringState.objects.filter(project_id=project_id)
-        .filter(Q(dirty=False) | Q(last_answer_at__lt=recent) | Q(scheduled_at__isnull=True))
-        .update(last_answer_at=now, dirty=True)
-    )
-    if not updated:
-        return
-    stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
-    # After a broker failure, submits try again at most every BROKER_RETRY seconds, so
-    # annotators do not each wait for the broker's timeout while it is down.
-    quiet = now - timedelta(seconds=BROKER_RETRY)
-    claimed = (
-        ScoringState.objects.filter(project_id=project_id)
-        .filter(Q(scheduled_at__isnull=True) | Q(scheduled_at__lt=stale))
-        .filter(Q(broker_failed_at__isnull=True) | Q(broker_failed_at__lt=quiet))
-        .update(scheduled_at=now)
-    )
-    if claimed and not send_task(
-        recompute_project_task, project_id, countdown=settings.SCORING_SESSION_GAP
-    ):
-        ScoringState.objects.filter(project_id=project_id).update(
-            scheduled_at=None, broker_failed_at=now
-        )
+    ScoringState.objects.filter(project_id=project_id).filter(
+        Q(dirty=False) | Q(last_answer_at__isnull=True) | Q(last_answer_at__lt=recent)
+    ).update(last_answer_at=now, dirty=True)
 
 
 def end_session(user) -> None:
@@ -557,46 +509,118 @@ def end_session(user) -> None:
 
 def start_recompute(project) -> str:
     """Clear the project's dirty flag and queue one run per BWS scheme and the agreement
-    report (answers arriving from now on set the flag again)."""
+    report (answers arriving from now on set the flag again).
+
+    A run that cannot be queued (the broker is down) is marked failed and the flag is set
+    again, so the catch-up starts over once the broker is back: nothing is left stale."""
     from .tasks import score_run_task
 
-    ScoringState.objects.filter(project=project).update(dirty=False, scheduled_at=None)
+    now = timezone.now()
+    ScoringState.objects.filter(project=project).update(dirty=False, scheduled_at=now)
     schemes = [s["name"] for s in project.schemes if s.get("type") == "bws"]
     auto = [name for name in schemes if scoring_options(project, name).get("auto_compute", True)]
     for name in auto:
         run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
-        send_task(score_run_task, run.pk)
+        if not send_task(score_run_task, run.pk):
+            ScoreRun.objects.filter(pk=run.pk).update(
+                status=ScoreRun.Status.FAILED,
+                error="the task queue could not be reached; scored again when it is back",
+                finished_at=timezone.now(),
+            )
+            ScoringState.objects.filter(project=project).update(
+                dirty=True, scheduled_at=None, broker_failed_at=now
+            )
+            return "the task queue could not be reached"
     # The other apps (agreement) bring their own figures up to date on this signal.
     events.answers_settled.send(sender=type(project), project=project)
     return f"queued {len(auto)} runs"
 
 
 def schedule_dirty_projects() -> int:
-    """Queue recomputation for every dirty project not already scheduled (or stale)."""
-    from .tasks import recompute_project_task
+    """The catch-up, run by beat every SCORING_CHECK_INTERVAL seconds and when a worker
+    starts: recompute every dirty project whose session has ended (no answer for
+    SCORING_SESSION_GAP seconds); queue again runs whose message was lost; requeue runs
+    whose worker is gone (past SCORING_RUN_TIMEOUT). Returns the projects started."""
+    from projects.models import Project
 
-    stale = timezone.now() - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
+    now = timezone.now()
+    ended = now - timedelta(seconds=settings.SCORING_SESSION_GAP)
     count = 0
-    for state in ScoringState.objects.filter(dirty=True).filter(
-        Q(scheduled_at__isnull=True) | Q(scheduled_at__lt=stale)
+    for project_id in (
+        ScoringState.objects.filter(dirty=True)
+        .filter(Q(last_answer_at__isnull=True) | Q(last_answer_at__lt=ended))
+        .values_list("project_id", flat=True)
     ):
-        ScoringState.objects.filter(pk=state.pk).update(scheduled_at=timezone.now())
-        if send_task(recompute_project_task, state.project_id):
+        project = Project.objects.filter(pk=project_id).first()
+        if project is not None and claim_recompute(project_id):
+            start_recompute(project)
             count += 1
-        else:
-            ScoringState.objects.filter(pk=state.pk).update(scheduled_at=None)
-    from .tasks import score_run_task
-
-    # runs queued while the broker was down never reached a worker: queue them again
-    for run in ScoreRun.objects.filter(
-        status=ScoreRun.Status.QUEUED, created_at__lt=stale
-    ).values_list("pk", flat=True):
-        send_task(score_run_task, run)
-    # a run whose worker died mid-way: say so (the last good run stays the one shown)
-    lost = timezone.now() - timedelta(seconds=settings.SCORING_RUN_TIMEOUT)
-    ScoreRun.objects.filter(status=ScoreRun.Status.RUNNING, started_at__lt=lost).update(
-        status=ScoreRun.Status.FAILED,
-        error="the worker stopped during this run (no result after the run timeout)",
-        finished_at=timezone.now(),
+    resend_stale_runs(now)
+    lost = now - timedelta(seconds=settings.SCORING_RUN_TIMEOUT)
+    requeue_lost_runs(
+        ScoreRun.objects.filter(status=ScoreRun.Status.RUNNING, started_at__lt=lost),
+        "no result after SCORING_RUN_TIMEOUT",
     )
     return count
+
+
+def claim_recompute(project_id: int) -> bool:
+    """Take the project's dirty flag (one caller wins when beat and a starting worker
+    look at the same time)."""
+    return bool(ScoringState.objects.filter(project_id=project_id, dirty=True).update(dirty=False))
+
+
+def resend_stale_runs(now) -> None:
+    """A run queued more than SCORING_SCHEDULE_STALE seconds ago is sent again, at most
+    once per that period (a broker restarted without its data loses messages). A
+    duplicate costs nothing: a run already done is not computed again."""
+    from django.core.cache import cache
+
+    from .tasks import score_run_task
+
+    stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
+    for run_id in ScoreRun.objects.filter(
+        status=ScoreRun.Status.QUEUED, created_at__lt=stale
+    ).values_list("pk", flat=True):
+        try:
+            fresh = cache.add(f"bws:resent:{run_id}", 1, timeout=settings.SCORING_SCHEDULE_STALE)
+        except Exception:  # the cache lives in Redis: resend when it cannot say
+            fresh = True
+        if fresh:
+            send_task(score_run_task, run_id)
+
+
+def requeue_lost_runs(runs, why: str) -> int:
+    """Queue again runs whose worker died during them (SIGKILL, out of memory, a host
+    restart); after SCORING_RUN_ATTEMPTS starts a run is marked failed instead, so a run
+    that kills its worker does not loop. The last good run stays the one shown meanwhile.
+    Runs of the command line are not the workers' to requeue."""
+    from .tasks import score_run_task
+
+    runs = runs.exclude(trigger=ScoreRun.Trigger.COMMAND)
+    ScoreRun.objects.filter(
+        pk__in=list(
+            runs.filter(attempts__gte=settings.SCORING_RUN_ATTEMPTS).values_list("pk", flat=True)
+        )
+    ).update(
+        status=ScoreRun.Status.FAILED,
+        error=f"the worker stopped during this run ({why}), {settings.SCORING_RUN_ATTEMPTS} times",
+        finished_at=timezone.now(),
+    )
+    requeued = list(
+        runs.filter(attempts__lt=settings.SCORING_RUN_ATTEMPTS).values_list("pk", flat=True)
+    )
+    ScoreRun.objects.filter(pk__in=requeued).update(
+        status=ScoreRun.Status.QUEUED, error=f"requeued: the worker stopped during it ({why})"
+    )
+    for run_id in requeued:
+        log.warning("run %s: its worker stopped (%s); queued again", run_id, why)
+        send_task(score_run_task, run_id)
+    return len(requeued)
+
+
+def recover_runs_without_worker(active: set[int]) -> int:
+    """When a worker starts: every run marked running that no live worker is executing
+    (``active``, the run ids the workers report) lost its worker; queue it again."""
+    orphans = ScoreRun.objects.filter(status=ScoreRun.Status.RUNNING).exclude(pk__in=active)
+    return requeue_lost_runs(orphans, "found when a worker started")

@@ -1,14 +1,17 @@
 """Celery tasks of the BWS app: thin callers of the services.
 
-After answers arrive, `recompute_project_task` waits until the project has been quiet for
-the session gap (SCORING_SESSION_GAP seconds), then queues one run per BWS scheme (and the
-agreement report); answers during the wait push it back, so a burst gives one run.
+Answers only mark their project dirty; the catch-up (beat, every SCORING_CHECK_INTERVAL
+seconds, and each worker as it starts) queues one run per BWS scheme once the project has
+been quiet for the session gap (SCORING_SESSION_GAP seconds), so a burst gives one run and
+no message waits in the broker for the gap to pass. Runs go to the "scoring" queue
+(CELERY_TASK_ROUTES), served by a worker under a CPU quota.
 """
 
 import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
 from django.conf import settings
 from django.utils import timezone
 
@@ -40,7 +43,9 @@ def design_summary_task(n_items: int, tuple_size: int, appearances: int, seed: i
     acks_late=True,
     autoretry_for=(Exception,),
     retry_backoff=5,
-    retry_backoff_max=300,
+    # Retries wait in the broker as delayed messages: kept well under its visibility
+    # timeout, so a waiting retry is never delivered twice.
+    retry_backoff_max=60,
     max_retries=4,
 )
 def score_run_task(self, run_id: int) -> str:
@@ -51,7 +56,7 @@ def score_run_task(self, run_id: int) -> str:
     if not ScoreRun.objects.filter(pk=run_id).exists():
         return "gone"
     try:
-        return services.execute_run(run_id, paced=True).status
+        return services.execute_run(run_id).status
     except SoftTimeLimitExceeded:
         log.warning("run %s: %s", run_id, services.time_limit_message())
         return ScoreRun.Status.FAILED
@@ -59,20 +64,41 @@ def score_run_task(self, run_id: int) -> str:
 
 @shared_task(name="bws.recompute_project", acks_late=True)
 def recompute_project_task(project_id: int, force: bool = False) -> str:
-    """Queue one run per BWS scheme once the project's annotation session has ended."""
-    gap = settings.SCORING_SESSION_GAP
+    """Queue one run per BWS scheme now (``force``, an annotator logged out) or once the
+    project's annotation session has ended; before that the catch-up will."""
     state = ScoringState.objects.filter(project_id=project_id).first()
     if state is None or not state.dirty:
-        ScoringState.objects.filter(project_id=project_id).update(scheduled_at=None)
         return "clean"
-    quiet_for = (timezone.now() - state.last_answer_at).total_seconds()
-    if not force and quiet_for < gap:
-        services.send_task(recompute_project_task, project_id, countdown=gap - quiet_for + 0.5)
+    quiet_for = (timezone.now() - (state.last_answer_at or timezone.now())).total_seconds()
+    if not force and quiet_for < settings.SCORING_SESSION_GAP:
         return "waiting"
+    if not services.claim_recompute(project_id):
+        return "clean"
     return services.start_recompute(Project.objects.get(pk=project_id))
 
 
 @shared_task(name="bws.catch_up")
 def catch_up_task() -> int:
-    """Queue recomputation for projects left dirty (a broker outage, a lost task)."""
+    """Start scoring for projects whose session ended; retry what a fault left behind."""
     return services.schedule_dirty_projects()
+
+
+def _active_run_ids(app) -> set[int]:
+    """Ids of the runs the live workers report as executing (none when none answer)."""
+    replies = app.control.inspect(timeout=1.0).active() or {}
+    return {
+        int(task["args"][0])
+        for tasks in replies.values()
+        for task in tasks
+        if task.get("name") == score_run_task.name and task.get("args")
+    }
+
+
+@worker_ready.connect(weak=False, dispatch_uid="bws-recover-runs")
+def recover_runs_on_start(sender, **kwargs) -> None:
+    """A worker that starts requeues the runs a dead worker left "running" (a SIGKILL, an
+    out-of-memory kill, a crash), so their schemes are scored again at once."""
+    try:
+        services.recover_runs_without_worker(_active_run_ids(sender.app))
+    except Exception:  # never keep a worker from starting
+        log.exception("could not look for runs left by a dead worker")

@@ -175,7 +175,14 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     # Publishing must fail fast when Redis is down: annotators never wait on the broker.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 2, "socket_connect_timeout": 2}
+    # A message a worker took and never acknowledged (its worker died) returns to its
+    # queue after visibility_timeout; nothing holds a message longer (no long countdowns:
+    # the session gap is waited for by the catch-up, not by a delayed message).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_timeout": 2,
+        "socket_connect_timeout": 2,
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "300")),
+    }
     CELERY_REDIS_SOCKET_TIMEOUT = 2
     CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
     CELERY_BROKER_CONNECTION_TIMEOUT = 2
@@ -211,22 +218,31 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Scoring runs and agreement reports (the heavy numeric work) go to the "scoring" queue,
+# served by a worker of their own under a CPU quota (platform/systemd); everything else
+# stays on the default queue ("celery").
+CELERY_TASK_ROUTES = {
+    "bws.score_run": {"queue": "scoring"},
+    "agreement.compute_report": {"queue": "scoring"},
+}
+# The catch-up: starts scoring once a session has ended, retries what the broker lost.
+SCORING_CHECK_INTERVAL = float(os.environ.get("SCORING_CHECK_INTERVAL", "5"))
 CELERY_BEAT_SCHEDULE = {
-    "catch-up-scoring": {"task": "bws.catch_up", "schedule": 60.0},
+    "catch-up-scoring": {
+        "task": "bws.catch_up",
+        "schedule": SCORING_CHECK_INTERVAL,
+        "options": {"expires": 4 * SCORING_CHECK_INTERVAL},
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
 # An annotation session ends when a project has had no answer for this many seconds.
 SCORING_SESSION_GAP = float(os.environ.get("SCORING_SESSION_GAP", "20"))
-# A recomputation queued this long ago without running is queued again.
-SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "300"))
-# A run still "running" after this many seconds lost its worker and is marked failed.
-SCORING_RUN_TIMEOUT = float(os.environ.get("SCORING_RUN_TIMEOUT", "3600"))
-# While other processes on the machine use the CPU (annotators being served), a worker's
-# scoring computation runs in slices of SCORING_PACE_SLICE_MS and uses at most this share
-# of a core, so requests find an idle core (bws/pacing.py). 1 turns pacing off: do that
-# when the worker has CPUs of its own.
-SCORING_CPU_SHARE = float(os.environ.get("SCORING_CPU_SHARE", "0.1"))
-SCORING_PACE_SLICE_MS = float(os.environ.get("SCORING_PACE_SLICE_MS", "1"))
+# A run queued this long ago without starting is sent again (once per period).
+SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "120"))
+# A run a worker started and lost (the worker died) is queued again when a worker starts,
+# or by the catch-up once it has been "running" this long (the hard time limit + 60 s, set
+# below); after SCORING_RUN_ATTEMPTS starts it is marked failed.
+SCORING_RUN_ATTEMPTS = int(os.environ.get("SCORING_RUN_ATTEMPTS", "3"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -304,6 +320,7 @@ FILE_UPLOAD_HANDLERS = [
 # (the worker process is killed and replaced).
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1800"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1860"))
+SCORING_RUN_TIMEOUT = float(os.environ.get("SCORING_RUN_TIMEOUT", str(CELERY_TASK_TIME_LIMIT + 60)))
 
 # --- Trust boundaries: login protection (platform/DEPLOY.md, "Login protection") ---
 # Every login path (web, admin, API token) goes through django.contrib.auth.authenticate,

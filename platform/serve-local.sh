@@ -14,8 +14,22 @@ if [ -z "${SECRET_KEY:-}" ]; then
   SECRET_KEY="$(cat var/secret_key)"
   export SECRET_KEY
 fi
-celery -A config worker --beat --loglevel=INFO --concurrency=1 --hostname="local@%h" &
+# One worker serves both queues (the default one and "scoring") with beat inside; like the
+# systemd units and the compose file, it is restarted whenever it exits.
+supervise_worker() {
+  local pid=""
+  trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; [ -z "$pid" ] || wait "$pid" 2>/dev/null; exit 0' INT TERM
+  while true; do
+    celery -A config worker -Q celery,scoring --beat --loglevel=INFO --concurrency=1 \
+      --hostname="local@%h" &
+    pid=$!
+    wait "$pid" || true
+    echo "serve-local: the worker exited; starting it again in 2 s" >&2
+    sleep 2
+  done
+}
+supervise_worker &
 WORKER=$!
 trap 'kill "$WORKER" 2>/dev/null || true; wait "$WORKER" 2>/dev/null || true' EXIT INT TERM
-echo "Annolab: http://127.0.0.1:${PORT}/  (worker pid $WORKER; Ctrl-C stops both)"
+echo "Annolab: http://127.0.0.1:${PORT}/  (worker supervisor pid $WORKER; Ctrl-C stops both)"
 gunicorn config.wsgi:application -c platform/gunicorn.conf.py --bind "127.0.0.1:${PORT}"

@@ -4,6 +4,7 @@ database. The test drives the REST API as annotators do and reads the database."
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -62,12 +63,14 @@ class Stack:
             ),
             "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "SCORING_SESSION_GAP": "1",
+            "SCORING_CHECK_INTERVAL": "1",
             # the killed-worker test asks for a run long enough to be interrupted
             "SCORING_MAX_BOOTSTRAP_ITERATIONS": "100000",
             "DB_CONN_MAX_AGE": "0",
             "GUNICORN_ACCESSLOG": "/dev/null",
         }
         self.procs = {}
+        self.worker_starts = 0
 
     def start_redis(self):
         self.procs["redis"] = subprocess.Popen(
@@ -128,35 +131,61 @@ class Stack:
             return False
 
     def start_worker(self):
+        """One worker serving both queues with beat inside, as `make demo` runs it, in a
+        process group of its own."""
+        self.worker_starts += 1
+        self.worker_log = self.tmp / f"worker-{self.worker_starts}.log"
         self.procs["worker"] = subprocess.Popen(
             [
                 str(BIN / "celery"),
                 "-A",
                 "config",
                 "worker",
-                "--pool=solo",
+                "-Q",
+                "celery,scoring",
+                "--beat",
+                f"--schedule={self.tmp / 'celerybeat-schedule'}",
+                "--concurrency=1",
                 "--loglevel=WARNING",
                 f"--hostname=bg{uuid.uuid4().hex[:6]}@%h",
             ],
             cwd=ROOT,
             env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=self.worker_log.open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
+    def worker_alive(self):
+        return "worker" in self.procs and self.procs["worker"].poll() is None
+
     def kill_worker(self):
-        self.procs["worker"].kill()
-        self.procs.pop("worker").wait(timeout=30)
+        """SIGKILL the whole worker: its main process, its pool processes and beat."""
+        proc = self.procs.pop("worker")
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
 
     def _stop(self, name):
         proc = self.procs.pop(name, None)
-        if proc is not None:
-            proc.terminate()
+        if proc is None:
+            return
+        group = name == "worker"  # the worker's pool processes and beat go with it
+
+        def send(sig):
             try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+        send(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            send(signal.SIGKILL)
+            proc.wait()
 
     def stop(self):
         for name in list(self.procs):

@@ -12,22 +12,26 @@ ROOT = Path(__file__).resolve().parent.parent
 CELERY = str(Path(sys.executable).with_name("celery"))
 
 CLIENT = """
+import os
 import django
 django.setup()
 from config.celery import app
 from bws.tasks import design_summary_task
-result = design_summary_task.delay(400, 4, 8, 7)
+queue = os.environ.get("TEST_QUEUE") or None
+result = design_summary_task.apply_async((400, 4, 8, 7), queue=queue)
 print(result.get(timeout=90))
 """
 
 
-def start_worker(env, name):
+def start_worker(env, name, queues="celery"):
     return subprocess.Popen(
         [
             CELERY,
             "-A",
             "config",
             "worker",
+            "-Q",
+            queues,
             "--pool=solo",
             "--loglevel=WARNING",
             f"--hostname={name}@%h",
@@ -90,6 +94,20 @@ def test_task_runs_on_a_real_worker_with_the_embedded_broker(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env["CELERY_DATA_DIR"] = str(tmp_path / "celery")
     worker = start_worker(env, "embedded-test")
+    try:
+        out, _ = run_client(env)
+    finally:
+        log = stop(worker)
+    assert out.returncode == 0, log[-3000:]
+    check_result(out)
+
+
+def test_the_demo_worker_serves_the_scoring_queue_on_the_embedded_broker(tmp_path):
+    """`make demo` runs one worker for both queues: a task on "scoring" reaches it."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["CELERY_DATA_DIR"] = str(tmp_path / "celery")
+    env["TEST_QUEUE"] = "scoring"
+    worker = start_worker(env, "demo-test", queues="celery,scoring")
     try:
         out, _ = run_client(env)
     finally:

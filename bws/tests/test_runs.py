@@ -72,32 +72,17 @@ def test_run_stores_scores_intervals_reliability_convergence(study, tmp_path):
     assert written.read_text().splitlines()[0].startswith("item_id,text,score,ci_low")
 
 
-@pytest.mark.parametrize("busy", [True, False])
-def test_a_paced_run_stores_exactly_what_a_foreground_run_stores(study, monkeypatch, busy):
-    # The worker computes in a paced child process (bws/pacing.py); the numbers, the
-    # stats text and the output file must not depend on it.
-    from bws import pacing
-
-    real = pacing.run_paced
-    children = []
-
-    def spy(function, *args, **kwargs):
-        kwargs["busy"] = lambda: busy
-        stats = kwargs.setdefault("stats", pacing.PaceStats())
-        result = real(function, *args, **kwargs)
-        children.append(stats)
-        return result
-
-    monkeypatch.setattr(pacing, "run_paced", spy)
+def test_a_worker_run_stores_exactly_what_a_foreground_run_stores(study):
+    # The worker's task and the command line share one computation; the numbers, the
+    # stats text and the output file must not depend on which one ran it.
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     annotate(project, ["overall_quality"], n_users=3, per_user=30)
-    runs = []
-    for paced in (False, True):
-        run = services.request_run(project=project, scheme="overall_quality", bootstrap=100)
-        runs.append(services.execute_run(run.pk, paced=paced))
-    assert len(children) == 1 and children[0].wall > 0  # only the paced run forked
-    foreground, background = runs
-    assert background.status == "ok"
+    foreground = services.execute_run(
+        services.request_run(project=project, scheme="overall_quality", bootstrap=100).pk
+    )
+    queued = services.request_run(project=project, scheme="overall_quality", bootstrap=100)
+    assert tasks.score_run_task(queued.pk) == "ok"
+    background = ScoreRun.objects.get(pk=queued.pk)
 
     def stored(run):
         return list(
@@ -203,36 +188,43 @@ def sent(monkeypatch):
     return calls
 
 
-def test_answers_in_a_burst_schedule_one_recomputation(
+def quiet(project, seconds=None):
+    """Move the project's last answer back by the session gap (or `seconds`)."""
+    ago = seconds if seconds is not None else settings.SCORING_SESSION_GAP + 1
+    ScoringState.objects.filter(project=project).update(
+        last_answer_at=timezone.now() - timedelta(seconds=ago)
+    )
+
+
+def test_answers_in_a_burst_mark_the_project_and_send_nothing(
+    study, sent, django_capture_on_commit_callbacks
+):
+    # A submit never waits on the broker: it only marks the project for the catch-up.
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    with django_capture_on_commit_callbacks(execute=True):
+        annotate(project, ["overall_quality"], n_users=2, per_user=10)
+    assert sent == []
+    state = ScoringState.objects.get(project=project)
+    assert state.dirty and state.last_answer_at is not None
+
+
+def test_the_catch_up_waits_for_the_session_gap_then_queues_one_run_per_scheme(
     study, sent, django_capture_on_commit_callbacks
 ):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     with django_capture_on_commit_callbacks(execute=True):
-        annotate(project, ["overall_quality"], n_users=2, per_user=10)
-    scheduled = [c for c in sent if c[0] == "bws.recompute_project"]
-    assert len(scheduled) == 1
-    assert scheduled[0][3] == settings.SCORING_SESSION_GAP
-    state = ScoringState.objects.get(project=project)
-    assert state.dirty and state.scheduled_at is not None
-
-
-def test_recompute_waits_for_the_session_gap_then_queues_one_run_per_scheme(study, sent):
-    project = import_project(config_path=study / "config.yaml", slug="mt").project
-    now = timezone.now()
-    ScoringState.objects.filter(project=project).update(
-        dirty=True, last_answer_at=now, scheduled_at=now
-    )
+        annotate(project, ["overall_quality"], n_users=1, per_user=5)
+    assert tasks.catch_up_task() == 0  # answers a moment ago: the session goes on
     assert tasks.recompute_project_task(project.pk) == "waiting"
-    assert sent[-1][0] == "bws.recompute_project"
-    ScoringState.objects.filter(project=project).update(
-        last_answer_at=now - timedelta(seconds=settings.SCORING_SESSION_GAP + 1)
-    )
-    assert tasks.recompute_project_task(project.pk) == "queued 1 runs"
+    assert sent == []
+    quiet(project)
+    assert tasks.catch_up_task() == 1
     assert [c[0] for c in sent].count("bws.score_run") == 1
+    assert all(c[3] == 0 for c in sent)  # no delayed message is held by the broker
     run = ScoreRun.objects.get()
     assert (run.status, run.trigger, run.method) == ("queued", "auto", "bradley_terry")
-    state = ScoringState.objects.get(project=project)
-    assert not state.dirty and state.scheduled_at is None
+    assert not ScoringState.objects.get(project=project).dirty
+    assert tasks.catch_up_task() == 0  # queued once
     assert tasks.recompute_project_task(project.pk) == "clean"
 
 
@@ -248,11 +240,121 @@ def test_logout_scores_without_waiting(study, sent, client):
     client.post("/accounts/logout/")
     forced = [c for c in sent if c[0] == "bws.recompute_project" and c[2].get("force")]
     assert forced and forced[0][1] == (project.pk,)
+    assert tasks.recompute_project_task(project.pk, force=True) == "queued 1 runs"
 
 
-def test_catch_up_requeues_dirty_projects(study, sent):
+@pytest.fixture
+def broker_down(monkeypatch):
+    """send_task as it behaves with the broker unreachable; `.up()` brings it back."""
+    calls = []
+
+    class Broker:
+        down = True
+
+        def up(self):
+            self.down = False
+
+    broker = Broker()
+
+    def send(task, *args, countdown=0, **kwargs):
+        calls.append(task.name)
+        return not broker.down
+
+    monkeypatch.setattr(services, "send_task", send)
+    broker.calls = calls
+    return broker
+
+
+def test_a_run_that_cannot_be_queued_is_retried_once_the_broker_is_back(
+    study, broker_down, django_capture_on_commit_callbacks
+):
     project = import_project(config_path=study / "config.yaml", slug="mt").project
-    ScoringState.objects.filter(project=project).update(dirty=True, last_answer_at=timezone.now())
+    with django_capture_on_commit_callbacks(execute=True):
+        annotate(project, ["overall_quality"], n_users=1, per_user=5)
+    quiet(project)
     assert tasks.catch_up_task() == 1
-    assert sent[-1][:2] == ("bws.recompute_project", (project.pk,))
-    assert tasks.catch_up_task() == 0  # scheduled now: not queued twice
+    failed = ScoreRun.objects.get()
+    assert failed.status == "failed" and "could not be reached" in failed.error
+    state = ScoringState.objects.get(project=project)
+    assert state.dirty and state.scheduled_at is None  # the next catch-up tries again
+    broker_down.up()
+    assert tasks.catch_up_task() == 1
+    assert ScoreRun.objects.filter(status="queued").count() == 1
+    assert not ScoringState.objects.get(project=project).dirty
+
+
+def test_a_run_left_running_by_a_dead_worker_is_queued_again_and_scored(study, sent):
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    annotate(project, ["overall_quality"], n_users=2, per_user=10)
+    run = services.request_run(project=project, scheme="overall_quality", bootstrap=0)
+    live = services.request_run(project=project, scheme="overall_quality", bootstrap=0)
+    ScoreRun.objects.filter(pk__in=[run.pk, live.pk]).update(
+        status="running", started_at=timezone.now(), attempts=1
+    )
+    # a worker starts; another live worker reports `live` as its current task
+    assert services.recover_runs_without_worker({live.pk}) == 1
+    run.refresh_from_db()
+    assert run.status == "queued" and "worker stopped" in run.error
+    assert ScoreRun.objects.get(pk=live.pk).status == "running"
+    assert sent[-1][:2] == ("bws.score_run", (run.pk,))
+    assert tasks.score_run_task(run.pk) == "ok"
+    run.refresh_from_db()
+    assert run.n_judgments == 20 and run.attempts == 2
+
+
+def test_a_run_that_keeps_killing_its_worker_is_marked_failed(study, sent):
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    run = services.request_run(project=project, scheme="overall_quality", bootstrap=0)
+    ScoreRun.objects.filter(pk=run.pk).update(
+        status="running", started_at=timezone.now(), attempts=settings.SCORING_RUN_ATTEMPTS
+    )
+    assert services.recover_runs_without_worker(set()) == 0
+    run.refresh_from_db()
+    assert run.status == "failed" and "worker stopped" in run.error
+    assert sent == []
+
+
+def test_the_catch_up_requeues_a_run_running_past_the_run_timeout(study, sent, settings):
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    run = services.request_run(project=project, scheme="overall_quality", bootstrap=0)
+    long_ago = timezone.now() - timedelta(seconds=settings.SCORING_RUN_TIMEOUT + 5)
+    ScoreRun.objects.filter(pk=run.pk).update(status="running", started_at=long_ago, attempts=1)
+    tasks.catch_up_task()
+    assert ScoreRun.objects.get(pk=run.pk).status == "queued"
+    assert ("bws.score_run", (run.pk,)) in [c[:2] for c in sent]
+    # the timeout is minutes, tied to the hard time limit: never an hour
+    assert settings.SCORING_RUN_TIMEOUT < 3600
+    assert settings.SCORING_RUN_TIMEOUT > settings.CELERY_TASK_TIME_LIMIT
+
+
+def test_a_run_whose_message_was_lost_is_sent_again_once_per_period(study, sent):
+    from django.core.cache import cache
+
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    run = services.request_run(project=project, scheme="overall_quality", bootstrap=0)
+    ScoreRun.objects.filter(pk=run.pk).update(
+        created_at=timezone.now() - timedelta(seconds=settings.SCORING_SCHEDULE_STALE + 1)
+    )
+    cache.clear()
+    tasks.catch_up_task()
+    tasks.catch_up_task()
+    assert [c[:2] for c in sent] == [("bws.score_run", (run.pk,))]
+    assert tasks.score_run_task(run.pk) == "ok"
+    assert tasks.score_run_task(run.pk) == "ok"  # a duplicate finds the work done
+
+
+def test_scoring_tasks_go_to_the_scoring_queue_and_the_rest_stays_on_the_default():
+    from config.celery import app
+
+    router = app.amqp.router
+    assert router.route({}, "bws.score_run")["queue"].name == "scoring"
+    assert router.route({}, "agreement.compute_report")["queue"].name == "scoring"
+    for name in ("bws.catch_up", "bws.recompute_project", "bws.design_summary"):
+        assert router.route({}, name)["queue"].name == "celery"
+
+
+def test_the_broker_takes_back_an_unacknowledged_message_within_minutes():
+    # Only checked where Redis is configured: the embedded broker has no such timeout.
+    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    if "visibility_timeout" in options:
+        assert 60 <= options["visibility_timeout"] <= 600
