@@ -214,6 +214,7 @@ class CpuQuota:
 
 def start_default_worker(env: dict) -> Child:
     """The default queue (the catch-up and scheduling) with beat inside."""
+    Path(env["CELERY_DATA_DIR"]).mkdir(parents=True, exist_ok=True)
     return Child(
         "default-worker",
         [
