@@ -3,6 +3,7 @@ behind every URL (items, tuples, units, answers, a score run, an agreement repor
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -235,3 +236,15 @@ def world(db, tmp_path, fast_passwords, monkeypatch):
 
     monkeypatch.setattr(bws_services, "send_task", lambda *a, **k: True)
     return build_world(tmp_path)
+
+
+SECURITY_TEST_TIMEOUT = 120  # seconds; each attack is refused quickly or the test fails
+
+
+def pytest_collection_modifyitems(items):
+    """Every security test is bounded in time (pytest-timeout); the tests that could
+    allocate much run their attack in a child process under an address-space limit."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(SECURITY_TEST_TIMEOUT))
