@@ -382,15 +382,20 @@ def judgment_count(conn) -> int:
 
 
 def wait_worker_quiet(conn, timeout: float = 300) -> None:
-    """Until no run is queued or running and the project is not dirty, then 2 s more."""
+    """Until no run is queued or running and the project is not dirty, twice 2 s apart
+    (the catch-up takes the dirty flag a moment before it records the runs it queues)."""
     deadline = time.monotonic() + timeout
+    quiet_since = None
     while time.monotonic() < deadline:
         busy = conn.execute(
             "SELECT (SELECT count(*) FROM bws_scorerun WHERE status IN ('queued', 'running'))"
             " + (SELECT count(*) FROM bws_scoringstate WHERE dirty)"
         ).fetchone()[0]
-        if not busy:
-            time.sleep(2)
+        if busy:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= 2:
             return
         time.sleep(0.5)
     raise RuntimeError(f"the worker was still busy after {timeout} s")
