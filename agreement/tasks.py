@@ -14,7 +14,7 @@ from .services import current_report
     name="agreement.compute_report",
     autoretry_for=(Exception,),
     retry_backoff=True,
-    retry_backoff_max=600,
+    retry_backoff_max=60,  # below the broker visibility timeout: a waiting retry is delivered once
     retry_jitter=True,
     max_retries=3,
 )

@@ -19,9 +19,7 @@ def judgments_for(project: Project, scheme: str) -> Judgments:
     rows = list(
         Annotation.objects.filter(project=project, scheme=scheme, best_index__isnull=False)
         .order_by("created_at", "id")
-        .values_list(
-            "unit__item_indices", "best_index", "worst_index", "unit_id", "annotator_id"
-        )
+        .values_list("unit__item_indices", "best_index", "worst_index", "unit_id", "annotator_id")
     )
     n_items = Item.objects.filter(project=project).count()
     if not rows:

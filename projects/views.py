@@ -158,6 +158,8 @@ def project_create(request):
                     f"{result.n_tuples} tuples.",
                 )
                 return redirect("project-detail", slug=result.project.slug)
+        else:
+            status = 400  # a missing file or lab: the form says which
     else:
         form = ProjectUploadForm(labs=labs)
     return render(
