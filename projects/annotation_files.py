@@ -1,15 +1,21 @@
-"""Export and import of a project's answers in the interchange format,
-through projects.interchange, the one reader and writer of that format."""
+"""Export and import of a project's answers in the interchange format, through
+projects.interchange, the one reader and writer of that format; and the answer file the
+platform keeps in each project's output_annotation_dir."""
 
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import answers, interchange
 from .answers import unit_context
+from .configuration import OUTPUT_FORMATS, ProjectConfig
 from .models import Annotation, Project, Unit
+from .paths import PathRefused, write_inside
+from .services import project_folder
 from .validation import AnswerError, validate_answers
 
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
+# The file the platform keeps in a project's output_annotation_dir: annotations.<format>.
+ANSWER_FILE_NAME = "annotations"
 
 
 class AnnotationImportError(ValueError):
@@ -51,16 +57,44 @@ def export_records(project: Project) -> list[interchange.UnitRecord]:
     return records
 
 
+def _write_records(records, target, fmt: str) -> int:
+    """Write records to a path or an open text stream in one of OUTPUT_FORMATS."""
+    if fmt == "jsonl":
+        return interchange.write_jsonl(records, target)
+    if fmt in ("csv", "tsv"):
+        return interchange.write_table(records, target, delimiter="\t" if fmt == "tsv" else ",")
+    raise ValueError(f"unknown export format {fmt!r}: use jsonl, csv or tsv")
+
+
 def write_export(project: Project, output: str | Path, fmt: str | None = None) -> int:
     """Write the export to a path; the format from `fmt` or the file's suffix."""
     output = Path(output)
     fmt = fmt or output.suffix.lstrip(".") or "jsonl"
+    return _write_records(export_records(project), output, fmt)
+
+
+def write_answer_file(project: Project) -> Path:
+    """Write the project's answers as ANSWER_FILE_NAME.<output_annotation_format> in the
+    output_annotation_dir of its own folder, where ``python -m bws score --config`` reads
+    them: the whole file, replaced atomically.
+
+    The stored config is confined again (projects.paths.write_inside): PathRefused when its
+    output_annotation_dir leads outside the project's folder; ValueError for a format
+    that is not one of OUTPUT_FORMATS."""
+    config = ProjectConfig.from_dict(project.config)
+    if not isinstance(config.output_annotation_dir, str):
+        raise PathRefused("output_annotation_dir")
+    fmt = config.output_annotation_format
+    if fmt not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output_annotation_format {fmt!r}: use jsonl, csv or tsv")
+    relative = Path(config.output_annotation_dir) / f"{ANSWER_FILE_NAME}.{fmt}"
     records = export_records(project)
-    if fmt == "jsonl":
-        return interchange.write_jsonl(records, output)
-    if fmt in ("csv", "tsv"):
-        return interchange.write_table(records, output, delimiter="\t" if fmt == "tsv" else ",")
-    raise ValueError(f"unknown export format {fmt!r}: use jsonl, csv or tsv")
+    return write_inside(
+        project_folder(project),
+        relative,
+        lambda stream: _write_records(records, stream, fmt),
+        key="output_annotation_dir",
+    )
 
 
 def read_import_file(path: str | Path) -> list[interchange.UnitRecord]:

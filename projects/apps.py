@@ -6,4 +6,12 @@ class ProjectsConfig(AppConfig):
     verbose_name = "Projects"
 
     def ready(self):
-        from . import signals  # noqa: F401  (connects the account receivers)
+        from . import (
+            events,
+            receivers,
+            signals,  # noqa: F401  (connects the account receivers)
+        )
+
+        events.answers_settled.connect(
+            receivers.keep_answer_file, weak=False, dispatch_uid="projects-answer-file"
+        )
