@@ -1,9 +1,7 @@
 """How the agreement app answers what `projects` announces (projects.events): when a
 project's answers have settled, its report is brought up to date in the worker."""
 
-import logging
-
-log = logging.getLogger(__name__)
+from projects.queueing import send_task
 
 
 def update_report(sender, *, project, **kwargs) -> None:
@@ -11,7 +9,4 @@ def update_report(sender, *, project, **kwargs) -> None:
     is idempotent, and the page computes a missing report itself)."""
     from .tasks import compute_agreement_task
 
-    try:
-        compute_agreement_task.apply_async(args=(project.pk,), retry=False)
-    except Exception:
-        log.warning("could not queue the agreement report of %s", project.pk, exc_info=True)
+    send_task(compute_agreement_task, project.pk)

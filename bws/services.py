@@ -18,6 +18,7 @@ from projects import events
 from projects.configuration import ProjectConfig, Scheme
 from projects.datafiles import LoadedData
 from projects.models import Unit
+from projects.queueing import send_task
 from projects.services import store_units
 
 from .core import design
@@ -465,17 +466,6 @@ def _write_output_file(run: ScoreRun, result: _Computed) -> None:
 
 
 # --------------------------------------------------------------------------- triggers
-
-
-def send_task(task, *args, countdown: float = 0, **kwargs) -> bool:
-    """Queue a task without ever blocking the caller on a broker that is down; False when
-    the broker could not be reached (the caller leaves a mark for the catch-up to retry)."""
-    try:
-        task.apply_async(args=args, kwargs=kwargs, countdown=countdown or None, retry=False)
-    except Exception:
-        log.warning("could not queue %s; the catch-up retries it", task.name, exc_info=True)
-        return False
-    return True
 
 
 def note_answers(project_id: int) -> None:
