@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from projects.configuration import TRACE_TYPES, ProjectConfig
+from projects.configuration import ProjectConfig
 from projects.limits import Limits
 from projects.problems import FileProblem, FileProblemsError
+from projects.schemes import scheme_type
 from projects.validation import json_problem
 
 MAX_PROBLEMS = 20
@@ -491,22 +492,19 @@ def _instance_items(
 def _units(config: ProjectConfig, records: list[Record], problems: _Problems) -> LoadedData:
     """Non-BWS projects: every record is an instance annotated as a whole."""
     id_key = config.id_key
-    steps_keys = sorted(
-        {s.options.get("steps_key", "steps") for s in config.schemes if s.type in TRACE_TYPES}
-    )
+    checks = [(scheme_type(s.type), s.options) for s in config.schemes]
     instances: list[Instance] = []
     seen: dict[str, Record] = {}
     for record in records:
         instance_id = _record_id(record, id_key, problems, "instance")
-        for steps_key in steps_keys:
-            steps = record.data.get(steps_key)
-            if not isinstance(steps, list):
-                got = "missing" if steps is None else f"got {_json_type(steps)}"
-                problems.add(
-                    record.file,
-                    record.line,
-                    f"a trace needs a list of steps under {steps_key!r} ({got})",
-                )
+        # Each scheme type's own needs (a trace's list of steps), each problem said once.
+        found = (
+            problem
+            for kind, options in checks
+            for problem in kind.data_problems(options, record.data)
+        )
+        for problem in dict.fromkeys(found):
+            problems.add(record.file, record.line, problem)
         if instance_id is None:
             continue
         if instance_id in seen:

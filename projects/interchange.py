@@ -3,8 +3,9 @@
 The one reader and writer of annotation files: the annotation output directory, the
 ``python -m bws`` and ``python -m agreement`` commands, and the platform's export and
 import all go through here. CSV and TSV flatten the same records (one column per
-field, ``<scheme>.best``/``<scheme>.worst`` for best-worst answers, JSON for lists
-and objects). Pure Python, no Django. Every error names file and line.
+field, one column per key where the scheme type splits its answers, as
+``<scheme>.best``/``<scheme>.worst`` for best-worst answers, JSON for other lists and
+objects). Pure Python, no Django. Every error names file and line.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from typing import IO, Any
 
 from projects import spreadsheet
 from projects.problems import FileProblem, FileProblemsError
+from projects.schemes import scheme_type, split_table_keys
 
 MAX_PROBLEMS = 20
 FIELDS = ("id", "items", "instance", "annotations", "annotator", "timestamp")
 TABLE_FIELDS = ("id", "items", "instance", "annotator", "timestamp")
-BEST_WORST_KEYS = ("best", "worst")
 DIRECTORY_SUFFIXES = (".jsonl",)
 
 
@@ -281,16 +282,27 @@ def write_jsonl(records: Iterable[UnitRecord], target: str | Path | IO[str]) -> 
 # --------------------------------------------------------------------------- tables
 
 
-def table_columns(records: Iterable[UnitRecord]) -> list[str]:
-    """Columns of the flattened table: the record fields, then one or two per scheme."""
+def table_columns(
+    records: Iterable[UnitRecord], schemes: Mapping[str, str] | None = None
+) -> list[str]:
+    """Columns of the flattened table: the record fields, then the columns of each scheme.
+
+    ``schemes`` (scheme name -> stored type) lets a scheme's type give its columns
+    (SchemeType.export_columns). A scheme not named there, as in a file read without its
+    configuration, is split when every value of it fits the table keys of a type (an
+    object of best and worst), and is one column otherwise."""
     columns = list(TABLE_FIELDS)
-    schemes: dict[str, bool] = {}
+    types = dict(schemes or {})
+    fitting: dict[str, list[tuple[str, ...]]] = {}
     for record in records:
         for scheme, value in record.annotations.items():
-            schemes[scheme] = schemes.get(scheme, True) and _is_best_worst(value)
-    for scheme, best_worst in schemes.items():
-        if best_worst:
-            columns.extend(f"{scheme}.{key}" for key in BEST_WORST_KEYS)
+            groups = fitting.setdefault(scheme, split_table_keys())
+            fitting[scheme] = [group for group in groups if _fits(value, group)]
+    for scheme, groups in fitting.items():
+        if scheme in types:
+            columns.extend(scheme_type(types[scheme]).export_columns(scheme))
+        elif groups:
+            columns.extend(f"{scheme}.{key}" for key in groups[0])
         else:
             columns.append(scheme)
     return columns
@@ -317,9 +329,14 @@ def flatten(record: UnitRecord, columns: list[str]) -> dict[str, str]:
 
 
 def write_table(
-    records: Iterable[UnitRecord], target: str | Path | IO[str], *, delimiter: str | None = None
+    records: Iterable[UnitRecord],
+    target: str | Path | IO[str],
+    *,
+    delimiter: str | None = None,
+    schemes: Mapping[str, str] | None = None,
 ) -> int:
-    """Write the flattened records as CSV (or TSV: by ``delimiter`` or a .tsv path).
+    """Write the flattened records as CSV (or TSV: by ``delimiter`` or a .tsv path);
+    ``schemes`` (name -> stored type) as for table_columns.
 
     Cells a spreadsheet would run as a formula are guarded (projects/spreadsheet.py).
     """
@@ -328,8 +345,8 @@ def write_table(
         if delimiter is None:
             delimiter = "\t" if str(target).lower().endswith(".tsv") else ","
         with open(target, "w", encoding="utf-8", newline="") as stream:
-            return write_table(records, stream, delimiter=delimiter)
-    columns = table_columns(records)
+            return write_table(records, stream, delimiter=delimiter, schemes=schemes)
+    columns = table_columns(records, schemes)
     writer = spreadsheet.DictWriter(target, fieldnames=columns, delimiter=delimiter or ",")
     writer.writeheader()
     for record in records:
@@ -399,15 +416,19 @@ def _unflatten(
 
 
 def _split_column(column: str, columns: list[str]) -> bool:
-    """Whether a column is half of a best-worst pair (both halves present)."""
+    """Whether a column is one of a split answer's columns (``<scheme>.<key>`` for every key
+    of a scheme type's table keys, such as best and worst, all present)."""
     scheme, dot, key = column.rpartition(".")
-    if not dot or key not in BEST_WORST_KEYS:
+    if not dot:
         return False
-    return all(f"{scheme}.{other}" in columns for other in BEST_WORST_KEYS)
+    return any(
+        key in group and all(f"{scheme}.{other}" in columns for other in group)
+        for group in split_table_keys()
+    )
 
 
-def _is_best_worst(value: Any) -> bool:
-    return isinstance(value, Mapping) and set(value) <= set(BEST_WORST_KEYS) and bool(value)
+def _fits(value: Any, keys: tuple[str, ...]) -> bool:
+    return isinstance(value, Mapping) and bool(value) and set(value) <= set(keys)
 
 
 def _cell(value: Any) -> str:

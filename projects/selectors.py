@@ -18,7 +18,7 @@ from .models import (
     Project,
     Unit,
 )
-from .validation import TRACE_TYPES
+from .schemes import scheme_type
 
 User = get_user_model()
 
@@ -145,10 +145,12 @@ def lab_members(lab: Lab) -> QuerySet[LabMembership]:
     return LabMembership.objects.filter(lab=lab).select_related("user").order_by("user__username")
 
 
-def _bws_options(project: Project) -> dict:
+def _item_display(project: Project) -> dict:
+    """How the tuple's items are shown: by the first scheme whose type shows items."""
     for scheme in project.schemes:
-        if scheme.get("type") == "bws":
-            return scheme.get("options") or {}
+        display = scheme_type(scheme["type"]).item_display(scheme.get("options") or {})
+        if display is not None:
+            return display
     return {}
 
 
@@ -164,8 +166,8 @@ def display_order(unit: Unit, user, randomize: bool) -> list[int]:
 
 def unit_items(project: Project, unit: Unit, user) -> list[dict]:
     """The tuple's items in display order with their text (the instance's own text where
-    items come from an instance's list), their letter A, B, C, ... and, only when the BWS
-    scheme shows sources, their source."""
+    items come from an instance's list), their letter A, B, C, ... and, only when the scheme
+    showing the items (BWS) shows sources, their source."""
     if not unit.item_ids:
         return []
     ids = unit.item_ids
@@ -179,14 +181,14 @@ def unit_items(project: Project, unit: Unit, user) -> list[dict]:
                 project=project, item_id__in=ids
             ).values_list("item_id", "text", "data")
         }
-    options = _bws_options(project)
-    order = display_order(unit, user, bool(options.get("randomize_order")))
+    display = _item_display(project)
+    order = display_order(unit, user, bool(display.get("randomize_order")))
     items = []
     for shown, position in enumerate(order):
         item_id = ids[position]
         text, data = rows.get(item_id, ("", {}))
         item = {"id": item_id, "text": text, "letter": chr(ord("A") + shown)}
-        if options.get("show_source"):
+        if display.get("show_source"):
             item["source"] = (data or {}).get("system") or (data or {}).get("source") or ""
         items.append(item)
     return items
@@ -214,14 +216,10 @@ def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
 
 
 def drawn_fields(project: Project) -> list[str]:
-    """Instance fields a scheme draws on the page: trace steps and segment media."""
-    keys = []
+    """Instance fields the schemes draw on the page (e.g. trace steps, segment media)."""
+    keys: list[str] = []
     for scheme in project.schemes:
-        options = scheme.get("options") or {}
-        if scheme.get("type") in TRACE_TYPES:
-            keys.append(options.get("steps_key") or "steps")
-        elif scheme.get("type") in ("temporal_grounding", "tiered_annotation"):
-            keys.append(options.get("media_key") or "media_url")
+        keys.extend(scheme_type(scheme["type"]).drawn_fields(scheme.get("options") or {}))
     return keys
 
 

@@ -1,5 +1,6 @@
-"""Checks of submitted answers per scheme type, one rule per answer value. Pure Python:
-the web form, the REST API and the annotation import all validate through here."""
+"""Checks of submitted answers: the limits every submission keeps, required and unknown
+schemes, then each value by its scheme type (projects.schemes). Pure Python: the web form,
+the REST API and the annotation import all validate through here."""
 
 from __future__ import annotations
 
@@ -10,14 +11,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-TRACE_TYPES = {
-    "process_reward",
-    "trajectory_eval",
-    "tool_call_review",
-    "failure_attribution",
-    "gui_trajectory",
-}
-
+from projects.schemes import scheme_type
+from projects.schemes.base import short
 
 MAX_MILLISECONDS = 2**31 - 1  # time_taken_ms: what an integer column holds
 
@@ -91,203 +86,10 @@ class UnitContext:
     data: dict = field(default_factory=dict)
 
 
-def label_names(options: dict) -> list[str]:
-    return [
-        label["name"] if isinstance(label, dict) else str(label)
-        for label in options.get("labels") or []
-    ]
-
-
-def _number(value: Any) -> bool:
-    """A finite number a 64-bit float holds (comparing never overflows, and NaN fails it)."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and abs(value) <= sys.float_info.max
-    )
-
-
-def _short(value: Any) -> str:
-    """A value quoted for a message, cut to a readable length."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _field(name: Any) -> str:
     """A submitted scheme name as the key of its error (long ones cut short)."""
     name = str(name)
-    return name if len(name) <= 100 else _short(name)
-
-
-def _check_bws(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    if not isinstance(value, dict) or set(value) - {"best", "worst"}:
-        raise ValueError('give {"best": ITEM_ID, "worst": ITEM_ID}')
-    best, worst = value.get("best"), value.get("worst")
-    if best in (None, "") or worst in (None, ""):
-        missing = " and ".join(k for k in ("best", "worst") if value.get(k) in (None, ""))
-        raise ValueError(f"choose the {missing} item")
-    for key, chosen in (("best", best), ("worst", worst)):
-        if not isinstance(chosen, str | int) or str(chosen) not in unit.items:
-            raise ValueError(f"{key} item {_short(chosen)} is not in this tuple")
-    if str(best) == str(worst):
-        raise ValueError("best and worst must be different items")
-    return {"best": str(best), "worst": str(worst)}
-
-
-def _check_radio(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    labels = label_names(options)
-    if not isinstance(value, str) or value not in labels:
-        raise ValueError(f"choose one of: {', '.join(labels)}")
-    return value
-
-
-def _check_multiselect(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    labels = label_names(options)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError("give a list of labels")
-    unknown = [v for v in value if v not in labels]
-    if unknown:
-        raise ValueError(
-            f"unknown label(s) {_short(', '.join(unknown))}; choose from {', '.join(labels)}"
-        )
-    if len(set(value)) != len(value):
-        raise ValueError("a label is given twice")
-    return value
-
-
-def _check_likert(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    labels = label_names(options)
-    if labels:
-        if value in labels:
-            return value
-        raise ValueError(f"choose one of: {', '.join(labels)}")
-    size = int(options.get("size") or 5)
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        value = int(value) if len(value) < 20 else 0
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= size:
-        raise ValueError(f"give a whole number from 1 to {size}")
-    return value
-
-
-def _check_label_text(text: Any, where: str, limits: AnswerLimits) -> None:
-    if text is not None and not isinstance(text, str):
-        raise ValueError(f"{where}: label must be a text")
-    if text is not None and len(text) > limits.max_text:
-        raise ValueError(
-            f"{where}: label is longer than {limits.max_text} characters "
-            f"(ANSWER_MAX_TEXT_LENGTH = {limits.max_text})"
-        )
-
-
-def _check_text(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    if not isinstance(value, str):
-        raise ValueError("give a text")
-    if len(value) > limits.max_text:
-        raise ValueError(
-            f"the text has {len(value)} characters; at most {limits.max_text} are allowed "
-            f"(ANSWER_MAX_TEXT_LENGTH = {limits.max_text})"
-        )
-    return value
-
-
-def _too_many(count: int, what: str, limits: AnswerLimits) -> None:
-    if count > limits.max_objects:
-        raise ValueError(
-            f"{count} {what} in one answer; at most {limits.max_objects} are allowed "
-            f"(ANSWER_MAX_OBJECTS = {limits.max_objects})"
-        )
-
-
-def _objects(value: Any, what: str, limits: AnswerLimits) -> list[dict]:
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise ValueError("give a list of objects")
-    _too_many(len(value), what, limits)
-    return value
-
-
-def _check_boxes(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    labels = label_names(options)
-    cleaned = []
-    for n, box in enumerate(_objects(value, "boxes", limits)):
-        where = f"box {n + 1}"
-        if labels and box.get("label") not in labels:
-            raise ValueError(f"{where}: label must be one of {', '.join(labels)}")
-        _check_label_text(box.get("label"), where, limits)
-        center, size = box.get("center"), box.get("size")
-        if not (isinstance(center, list) and len(center) == 3 and all(map(_number, center))):
-            raise ValueError(f"{where}: center must be three finite numbers [x, y, z]")
-        if not (isinstance(size, list) and len(size) == 3 and all(map(_number, size))):
-            raise ValueError(f"{where}: size must be three finite numbers [l, w, h]")
-        if min(size) <= 0:
-            raise ValueError(f"{where}: every size must be positive")
-        yaw = box.get("yaw", 0.0)
-        if not _number(yaw):
-            raise ValueError(f"{where}: yaw must be a finite number (radians)")
-        cleaned.append(
-            {"label": box.get("label"), "center": center, "size": size, "yaw": float(yaw)}
-        )
-    return cleaned
-
-
-def _check_segments(
-    value: Any, options: dict, unit: UnitContext, limits: AnswerLimits, *, tiers=False
-) -> Any:
-    labels = label_names(options)
-    tier_names = list(options.get("tiers") or [])
-    cleaned = []
-    for n, seg in enumerate(_objects(value, "segments", limits)):
-        where = f"segment {n + 1}"
-        start, end = seg.get("start"), seg.get("end")
-        if not (_number(start) and _number(end)):
-            raise ValueError(f"{where}: start and end must be finite numbers (seconds)")
-        if start < 0 or start > end:
-            raise ValueError(f"{where}: need 0 <= start <= end")
-        if labels and seg.get("label") not in labels:
-            raise ValueError(f"{where}: label must be one of {', '.join(labels)}")
-        _check_label_text(seg.get("label"), where, limits)
-        item = {"start": start, "end": end, "label": seg.get("label")}
-        if tiers:
-            if seg.get("tier") not in tier_names:
-                raise ValueError(f"{where}: tier must be one of {', '.join(tier_names)}")
-            item["tier"] = seg["tier"]
-        cleaned.append(item)
-    return cleaned
-
-
-def _check_tiers(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    return _check_segments(value, options, unit, limits, tiers=True)
-
-
-def _check_trace(value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
-    labels = label_names(options)
-    steps = unit.data.get(options.get("steps_key") or "steps") or []
-    if not isinstance(value, dict):
-        raise ValueError('give an object from step index ("0", "1", ...) to label')
-    _too_many(len(value), "trace steps", limits)
-    cleaned = {}
-    for key, label in value.items():
-        key = str(key)
-        if not (key.isascii() and key.isdigit()) or int(key) >= len(steps):
-            raise ValueError(
-                f"step {_short(key)} is not a step of this trace (0 to {len(steps) - 1})"
-            )
-        if label not in labels:
-            raise ValueError(f"step {key}: choose one of {', '.join(labels)}")
-        cleaned[key] = label
-    return cleaned
-
-
-CHECKS = {
-    "bws": _check_bws,
-    "radio": _check_radio,
-    "multiselect": _check_multiselect,
-    "likert": _check_likert,
-    "text": _check_text,
-    "spatial_annotation": _check_boxes,
-    "temporal_grounding": _check_segments,
-    "tiered_annotation": _check_tiers,
-    **dict.fromkeys(TRACE_TYPES, _check_trace),
-}
+    return name if len(name) <= 100 else short(name)
 
 
 def is_empty(value: Any) -> bool:
@@ -331,7 +133,7 @@ def validate_answers(
     cleaned: dict[str, Any] = {}
     for name in answers:
         if name not in by_name:
-            errors[_field(name)] = f"no scheme named {_short(name)} in this project"
+            errors[_field(name)] = f"no scheme named {short(name)} in this project"
     for name, scheme in by_name.items():
         options = scheme.get("options") or {}
         value = answers.get(name)
@@ -340,7 +142,7 @@ def validate_answers(
                 errors[name] = "an answer is required"
             continue
         try:
-            cleaned[name] = CHECKS[scheme["type"]](value, options, unit, bounds)
+            cleaned[name] = scheme_type(scheme["type"]).validate(value, options, unit, bounds)
         except ValueError as exc:
             errors[name] = str(exc)
     if errors:

@@ -21,7 +21,9 @@ from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
 from .models import Assignment, Item, Lab, Membership, Unit
 from .queue import next_unit
-from .validation import TRACE_TYPES, AnswerError, label_names
+from .schemes import scheme_type
+from .schemes.base import label_names
+from .validation import AnswerError
 
 
 @login_required
@@ -206,9 +208,6 @@ def lab_detail(request, slug):
     )
 
 
-WORST_KEYS = "qwertyui"
-
-
 def _annotator_project_or_404(request, slug):
     project = visible_project_or_404(request.user, slug)
     if selectors.project_role(request.user, project) is None:
@@ -217,9 +216,11 @@ def _annotator_project_or_404(request, slug):
 
 
 def _scheme_views(project, payload, answers, posted=None):
-    """Per scheme: its definition, the current value and what the template needs to draw it."""
+    """Per scheme: its definition, the current value, its type's template and what that
+    template needs to draw it (SchemeType.view)."""
     views = []
     for scheme in project.schemes:
+        kind = scheme_type(scheme["type"])
         options = scheme.get("options") or {}
         value = answers.get(scheme["name"])
         view = {
@@ -228,35 +229,30 @@ def _scheme_views(project, payload, answers, posted=None):
             "value": value,
             "labels": label_names(options),
             "field": scheme["name"],
+            "template": kind.template,
+            "together": kind.together,
         }
-        if scheme["type"] == "likert" and not view["labels"]:
-            view["points"] = list(range(1, int(options.get("size") or 5) + 1))
-        if scheme["type"] in TRACE_TYPES:
-            steps = payload["data"].get(options.get("steps_key") or "steps") or []
-            chosen = value or {}
-            view["steps"] = [
-                {"index": i, "step": step, "value": chosen.get(str(i))}
-                for i, step in enumerate(steps)
-            ]
-        if scheme["type"] in ("temporal_grounding", "tiered_annotation", "spatial_annotation"):
-            view["rows"] = list(value or []) + [{}]  # one empty row to add to
-            if scheme["type"] != "spatial_annotation":
-                view["media"] = payload["data"].get(options.get("media_key") or "media_url")
+        view.update(kind.view(scheme, options, value, payload))
         views.append(view)
     return views
+
+
+def _scheme_blocks(views, payload):
+    """One block per type drawn `together` (the best-worst table), in the order of their
+    first scheme: its template, its schemes' views, and its type's block context."""
+    blocks = []
+    for type_name in dict.fromkeys(view["scheme"]["type"] for view in views if view["together"]):
+        kind = scheme_type(type_name)
+        members = [view for view in views if view["scheme"]["type"] == type_name]
+        blocks.append({"template": kind.template, "views": members, **kind.block(members, payload)})
+    return blocks
 
 
 def _render_unit(request, project, unit, *, answers, errors=None, status=200):
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
-    bws_schemes = [s for s in project.schemes if s.get("type") == "bws"]
-    keyboard = bool(bws_schemes) and all(
-        (s.get("options") or {}).get("sequential_key_binding", True) for s in bws_schemes
-    )
-    items = [
-        {**item, "best_key": str(n + 1), "worst_key": WORST_KEYS[n]}
-        for n, item in enumerate(payload["items"])
-    ]
+    views = _scheme_views(project, payload, answers)
+    blocks = _scheme_blocks(views, payload)
     completed = selectors.my_completed_units(project, request.user)
     previous = completed.exclude(unit=unit).first()
     return render(
@@ -266,11 +262,9 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200):
             "project": project,
             "unit": unit,
             "payload": payload,
-            "items": items,
-            "schemes": _scheme_views(project, payload, answers),
-            "bws_schemes": bws_schemes,
-            "bws_options": (bws_schemes[0].get("options") or {}) if bws_schemes else {},
-            "keyboard": keyboard,
+            "schemes": views,
+            "blocks": blocks,
+            "keyboard": any(block.get("keyboard") for block in blocks),
             "errors": errors or {},
             "progress": selectors.my_progress(project, request.user),
             "previous": previous,

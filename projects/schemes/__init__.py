@@ -1,0 +1,49 @@
+"""The registry of annotation scheme types: one SchemeType subclass per module here.
+
+Importing the package imports every module in it, and each class registers the stored
+type names it serves as it is defined; there is no list of modules to keep. Adding a type
+is adding its module (and its template under templates/projects/schemes/).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .base import _REGISTRY, SchemeType
+
+__all__ = ["SchemeType", "discover", "known_types", "scheme_type", "split_table_keys"]
+
+
+def discover() -> None:
+    """Import every module of the package not imported yet (which registers its types)."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "base":
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def scheme_type(type_name: str) -> type[SchemeType]:
+    """The class serving a stored scheme type; KeyError naming the known types."""
+    try:
+        return _REGISTRY[type_name]
+    except (KeyError, TypeError):
+        raise KeyError(
+            f"unknown scheme type {type_name!r}; known types: {', '.join(known_types())}"
+        ) from None
+
+
+def known_types() -> list[str]:
+    """Every stored type name a registered class serves, sorted."""
+    return sorted(_REGISTRY)
+
+
+def split_table_keys() -> list[tuple[str, ...]]:
+    """The key groups a table splits a value into (`<scheme>.<key>` columns), by type."""
+    groups: list[tuple[str, ...]] = []
+    for cls in _REGISTRY.values():
+        if cls.table_keys and cls.table_keys not in groups:
+            groups.append(cls.table_keys)
+    return groups
+
+
+discover()

@@ -1,0 +1,239 @@
+"""The base class of annotation scheme types, and the helpers several types share.
+
+A scheme type is everything the platform knows about one kind of question: how an answer
+is checked, read from the annotation page's form, drawn on the page, flattened into a
+table, and which agreement measure fits it. Each type is a subclass of ``SchemeType`` in
+its own module of this package; defining the class registers it (``__init_subclass__``),
+and the package imports every module it holds, so a new type is its module and its
+template (templates/projects/schemes/), plus the options the configuration accepts for it.
+
+Pure Python: no Django, no other app. The REST API sends answers as JSON values, which go
+straight to ``validate``; no separate API parsing step is needed (nor defined).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from projects.validation import AnswerLimits, UnitContext
+
+# Registered types by stored type name (filled by SchemeType.__init_subclass__).
+_REGISTRY: dict[str, type[SchemeType]] = {}
+
+# What a browser's number field sends: ASCII digits only (float() would also take other
+# scripts' digits, "inf", "nan" and underscores).
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+WHOLE = re.compile(r"[0-9]+")
+
+
+class SchemeType:
+    """One kind of annotation scheme. Subclasses set the class attributes and override the
+    methods that differ from the defaults below; every method is a classmethod and takes
+    the scheme's options dict as projects.configuration stores it.
+
+    ``validate`` is the one check of an answer value, whatever sent it: the web form (after
+    ``from_post``), the REST API (JSON values, validated as they come) and file imports.
+    """
+
+    # The stored type names this class serves (a project's scheme dicts carry one of them).
+    types: ClassVar[tuple[str, ...]] = ()
+    # Its template under templates/projects/schemes/ ("projects/schemes/<name>.html").
+    template: ClassVar[str | None] = None
+    # What agreement computes from its answers: "nominal", "ordinal", "label_set", "boxes",
+    # "segments", "tiered_segments", "trace", "bws", or None (answers not compared).
+    measure: ClassVar[str | None] = None
+    # The option model of the configuration (filled in with the configuration's rewrite).
+    Options: ClassVar[Any] = None
+    # Whether all schemes of the type are drawn in one block (the best-worst table of the
+    # tuple's items, one column pair per scheme) rather than one fieldset each. Such blocks
+    # lead the page; their template gets `block` (with `views`) instead of `view`.
+    together: ClassVar[bool] = False
+    # A value that is an object with these keys is one table column per key
+    # (``<scheme>.<key>``) in CSV/TSV exports; empty: one column holding the value.
+    table_keys: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls.types:
+            known = _REGISTRY.get(name)
+            if known is not None and known.__qualname__ != cls.__qualname__:
+                raise TypeError(
+                    f"scheme type {name!r} is served by both {known.__module__}."
+                    f"{known.__qualname__} and {cls.__module__}.{cls.__qualname__}"
+                )
+            _REGISTRY[name] = cls
+
+    # ----------------------------------------------------------------- answers
+
+    @classmethod
+    def validate(cls, value: Any, options: dict, unit: UnitContext, limits: AnswerLimits) -> Any:
+        """The cleaned value to store; ValueError with the message the person sees."""
+        raise NotImplementedError(f"{cls.__name__}.validate")
+
+    @classmethod
+    def from_post(cls, name: str, options: dict, post) -> Any:
+        """The answer from the annotation page's form fields (a QueryDict: get, getlist,
+        items), before validate; ValueError for fields that are not even numbers. The
+        default reads one field named after the scheme (None when empty)."""
+        return post.get(name) or None
+
+    # ----------------------------------------------------------------- the page
+
+    @classmethod
+    def view(cls, scheme: dict, options: dict, value: Any, payload: dict) -> dict:
+        """What the template needs besides the generic view (scheme, options, value, labels,
+        field, template): e.g. a trace's steps, a segment table's rows. ``payload`` is the
+        unit as the annotator sees it (projects.selectors.unit_payload)."""
+        return {}
+
+    @classmethod
+    def block(cls, views: list[dict], payload: dict) -> dict:
+        """For a ``together`` type: the context of its one block beyond ``views`` (the
+        best-worst table's items with their keys). A true ``keyboard`` turns on the page's
+        keyboard help and Enter to submit."""
+        return {}
+
+    @classmethod
+    def drawn_fields(cls, options: dict) -> list[str]:
+        """Instance data keys the page draws for this scheme (and the API sends), such as a
+        trace's steps_key or a segment scheme's media_key."""
+        return []
+
+    @classmethod
+    def item_display(cls, options: dict) -> dict | None:
+        """For a type that shows a tuple's items: {"randomize_order", "show_source"};
+        None for the others."""
+        return None
+
+    # ----------------------------------------------------------------- data files
+
+    @classmethod
+    def data_problems(cls, options: dict, data: Mapping) -> list[str]:
+        """Why one instance's data cannot be annotated with this scheme (empty: it can)."""
+        return []
+
+    # ----------------------------------------------------------------- tables
+
+    @classmethod
+    def export_columns(cls, name: str) -> list[str]:
+        """The CSV/TSV columns of this scheme's answers."""
+        return [f"{name}.{key}" for key in cls.table_keys] or [name]
+
+    @classmethod
+    def fits_table_keys(cls, value: Any) -> bool:
+        """Whether a value read without its scheme splits into this type's table keys."""
+        return (
+            bool(cls.table_keys)
+            and isinstance(value, Mapping)
+            and bool(value)
+            and set(value) <= set(cls.table_keys)
+        )
+
+    @classmethod
+    def table_cells(cls, name: str, value: Any) -> dict[str, Any]:
+        """The answer as column -> value for export_columns (JSON-encoded by the writer)."""
+        if not cls.table_keys:
+            return {name: value}
+        parts = value if isinstance(value, Mapping) else {}
+        return {f"{name}.{key}": parts.get(key) for key in cls.table_keys}
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def label_names(options: dict) -> list[str]:
+    """The names of the scheme's labels (strings or {"name": ...} entries), in order."""
+    return [
+        label["name"] if isinstance(label, dict) else str(label)
+        for label in options.get("labels") or []
+    ]
+
+
+def number(value: Any) -> bool:
+    """A finite number a 64-bit float holds (comparing never overflows, and NaN fails it)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and abs(value) <= sys.float_info.max
+    )
+
+
+def short(value: Any) -> str:
+    """A value quoted for a message, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_one_label(value: Any, labels: list[str]) -> str:
+    """A single choice among the labels (radio)."""
+    if not isinstance(value, str) or value not in labels:
+        raise ValueError(f"choose one of: {', '.join(labels)}")
+    return value
+
+
+def check_label_text(text: Any, where: str, limits: AnswerLimits) -> None:
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"{where}: label must be a text")
+    if text is not None and len(text) > limits.max_text:
+        raise ValueError(
+            f"{where}: label is longer than {limits.max_text} characters "
+            f"(ANSWER_MAX_TEXT_LENGTH = {limits.max_text})"
+        )
+
+
+def too_many(count: int, what: str, limits: AnswerLimits) -> None:
+    if count > limits.max_objects:
+        raise ValueError(
+            f"{count} {what} in one answer; at most {limits.max_objects} are allowed "
+            f"(ANSWER_MAX_OBJECTS = {limits.max_objects})"
+        )
+
+
+def objects(value: Any, what: str, limits: AnswerLimits) -> list[dict]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ValueError("give a list of objects")
+    too_many(len(value), what, limits)
+    return value
+
+
+def _quoted(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
+
+
+def form_float(text: str, what: str) -> float:
+    """A number field's text as a float (inf passes: validate refuses non-finite numbers)."""
+    if len(text) <= 400 and DECIMAL.fullmatch(text):
+        return float(text)
+    raise ValueError(f"{what}: {_quoted(text)} is not a number (write it with the digits 0-9)")
+
+
+def form_rows(post, name: str, fields: tuple[str, ...]) -> list[dict]:
+    """Rows of parallel form lists `name__field`; a row counts when any field but the
+    tier (a select that always holds a value) is filled."""
+    columns = {f: post.getlist(f"{name}__{f}") for f in fields}
+    n = max((len(c) for c in columns.values()), default=0)
+    rows = []
+    for i in range(n):
+        row = {f: (columns[f][i].strip() if i < len(columns[f]) else "") for f in fields}
+        if any(v for f, v in row.items() if f != "tier"):
+            rows.append(row)
+    return rows
+
+
+def json_type(value: Any) -> str:
+    """A JSON value's kind for a message: null, a boolean, a number, a string, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"

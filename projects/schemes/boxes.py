@@ -1,0 +1,64 @@
+"""3D boxes drawn in a scene: center, size and yaw, each with a label."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import (
+    SchemeType,
+    check_label_text,
+    form_float,
+    form_rows,
+    label_names,
+    number,
+    objects,
+)
+
+BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
+
+
+class Boxes(SchemeType):
+    types = ("spatial_annotation",)
+    template = "projects/schemes/boxes.html"
+    measure = "boxes"
+    Options = None
+
+    @classmethod
+    def validate(cls, value, options, unit, limits) -> Any:
+        labels = label_names(options)
+        cleaned = []
+        for n, box in enumerate(objects(value, "boxes", limits)):
+            where = f"box {n + 1}"
+            if labels and box.get("label") not in labels:
+                raise ValueError(f"{where}: label must be one of {', '.join(labels)}")
+            check_label_text(box.get("label"), where, limits)
+            center, size = box.get("center"), box.get("size")
+            if not (isinstance(center, list) and len(center) == 3 and all(map(number, center))):
+                raise ValueError(f"{where}: center must be three finite numbers [x, y, z]")
+            if not (isinstance(size, list) and len(size) == 3 and all(map(number, size))):
+                raise ValueError(f"{where}: size must be three finite numbers [l, w, h]")
+            if min(size) <= 0:
+                raise ValueError(f"{where}: every size must be positive")
+            yaw = box.get("yaw", 0.0)
+            if not number(yaw):
+                raise ValueError(f"{where}: yaw must be a finite number (radians)")
+            cleaned.append(
+                {"label": box.get("label"), "center": center, "size": size, "yaw": float(yaw)}
+            )
+        return cleaned
+
+    @classmethod
+    def from_post(cls, name, options, post) -> Any:
+        return [
+            {
+                "label": row["label"] or None,
+                "center": [form_float(row[k], f"box {n + 1} {k}") for k in ("cx", "cy", "cz")],
+                "size": [form_float(row[k], f"box {n + 1} {k}") for k in ("l", "w", "h")],
+                "yaw": form_float(row["yaw"] or "0", f"box {n + 1} yaw"),
+            }
+            for n, row in enumerate(form_rows(post, name, (*BOX_FIELDS, "label")))
+        ]
+
+    @classmethod
+    def view(cls, scheme, options, value, payload) -> dict:
+        return {"rows": list(value or []) + [{}]}  # one empty row to add to

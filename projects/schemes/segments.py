@@ -1,0 +1,67 @@
+"""Labelled time segments of a media file (start and end in seconds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import SchemeType, check_label_text, form_float, form_rows, label_names, number, objects
+
+
+class Segments(SchemeType):
+    types = ("temporal_grounding",)
+    template = "projects/schemes/segments.html"
+    measure = "segments"
+    Options = None
+    # Whether each segment names one of the scheme's tiers (tiers.py).
+    tiered = False
+
+    @classmethod
+    def validate(cls, value, options, unit, limits) -> Any:
+        labels = label_names(options)
+        tier_names = list(options.get("tiers") or [])
+        cleaned = []
+        for n, seg in enumerate(objects(value, "segments", limits)):
+            where = f"segment {n + 1}"
+            start, end = seg.get("start"), seg.get("end")
+            if not (number(start) and number(end)):
+                raise ValueError(f"{where}: start and end must be finite numbers (seconds)")
+            if start < 0 or start > end:
+                raise ValueError(f"{where}: need 0 <= start <= end")
+            if labels and seg.get("label") not in labels:
+                raise ValueError(f"{where}: label must be one of {', '.join(labels)}")
+            check_label_text(seg.get("label"), where, limits)
+            item = {"start": start, "end": end, "label": seg.get("label")}
+            if cls.tiered:
+                if seg.get("tier") not in tier_names:
+                    raise ValueError(f"{where}: tier must be one of {', '.join(tier_names)}")
+                item["tier"] = seg["tier"]
+            cleaned.append(item)
+        return cleaned
+
+    @classmethod
+    def from_post(cls, name, options, post) -> Any:
+        return [
+            {
+                "start": form_float(row["start"], f"segment {n + 1} start"),
+                "end": form_float(row["end"], f"segment {n + 1} end"),
+                "label": row["label"] or None,
+                **({"tier": row["tier"]} if cls.tiered else {}),
+            }
+            for n, row in enumerate(form_rows(post, name, ("start", "end", "label", "tier")))
+        ]
+
+    @classmethod
+    def view(cls, scheme, options, value, payload) -> dict:
+        return {
+            "rows": list(value or []) + [{}],  # one empty row to add to
+            "media": payload["data"].get(cls._media_key(options)),
+            "tiered": cls.tiered,
+        }
+
+    @classmethod
+    def drawn_fields(cls, options) -> list[str]:
+        return [cls._media_key(options)]
+
+    @staticmethod
+    def _media_key(options: dict) -> str:
+        return options.get("media_key") or "media_url"

@@ -1,0 +1,77 @@
+"""Agent traces: one label per step of the instance's list of steps. Five stored types
+share it (they differ in the labels and the wording a configuration gives them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import SchemeType, json_type, label_names, short, too_many
+
+
+def _steps_key(options: dict) -> str:
+    return options.get("steps_key") or "steps"
+
+
+class Trace(SchemeType):
+    types = (
+        "process_reward",
+        "trajectory_eval",
+        "tool_call_review",
+        "failure_attribution",
+        "gui_trajectory",
+    )
+    template = "projects/schemes/trace.html"
+    measure = "trace"
+    Options = None
+
+    @classmethod
+    def validate(cls, value, options, unit, limits) -> Any:
+        labels = label_names(options)
+        steps = unit.data.get(_steps_key(options)) or []
+        if not isinstance(value, dict):
+            raise ValueError('give an object from step index ("0", "1", ...) to label')
+        too_many(len(value), "trace steps", limits)
+        cleaned = {}
+        for key, label in value.items():
+            key = str(key)
+            if not (key.isascii() and key.isdigit()) or int(key) >= len(steps):
+                raise ValueError(
+                    f"step {short(key)} is not a step of this trace (0 to {len(steps) - 1})"
+                )
+            if label not in labels:
+                raise ValueError(f"step {key}: choose one of {', '.join(labels)}")
+            cleaned[key] = label
+        return cleaned
+
+    @classmethod
+    def from_post(cls, name, options, post) -> Any:
+        prefix = f"{name}__step__"
+        return {
+            key[len(prefix) :]: value
+            for key, value in post.items()
+            if key.startswith(prefix) and value
+        }
+
+    @classmethod
+    def view(cls, scheme, options, value, payload) -> dict:
+        steps = payload["data"].get(_steps_key(options)) or []
+        chosen = value or {}
+        return {
+            "steps": [
+                {"index": i, "step": step, "value": chosen.get(str(i))}
+                for i, step in enumerate(steps)
+            ]
+        }
+
+    @classmethod
+    def drawn_fields(cls, options) -> list[str]:
+        return [_steps_key(options)]
+
+    @classmethod
+    def data_problems(cls, options, data) -> list[str]:
+        key = _steps_key(options)
+        steps = data.get(key)
+        if isinstance(steps, list):
+            return []
+        got = "missing" if steps is None else f"got {json_type(steps)}"
+        return [f"a trace needs a list of steps under {key!r} ({got})"]
