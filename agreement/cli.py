@@ -16,6 +16,7 @@ from pathlib import Path
 from agreement.core.report import AgreementInputError, build_report, format_text
 from projects.configuration import ConfigError, load_config
 from projects.interchange import InterchangeError, answer_suffixes, read_directory, read_file
+from projects.schemes import scheme_type
 
 EXIT_BAD_INPUT = 2
 
@@ -51,7 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         suffixes = answer_suffixes(config.output_annotation_format)
         records = _read_records(args.annotations, config.output_dir(), suffixes)
         schemes = [
-            {"name": scheme.name, "type": scheme.type, "options": scheme.options}
+            {
+                "name": scheme.name,
+                "type": scheme.type,
+                "options": scheme.options,
+                "measure": scheme_type(scheme.type).measure,
+            }
             for scheme in config.schemes
         ]
         report = build_report(records, schemes, model_annotators=args.model_annotator)

@@ -5,14 +5,24 @@ from __future__ import annotations
 from django.db.models import Max
 from django.utils import timezone
 
-from agreement.core.report import BWS_TYPES, CATEGORICAL_TYPES, STRUCTURED_TYPES
+from agreement.core.report import CATEGORICAL_MEASURES, STRUCTURED_MEASURES
 from projects.models import Annotation, Project
+from projects.schemes import scheme_type
 
 from .models import AgreementReport
 
-# Schemes whose figures the categorical endpoint gives: chance-corrected coefficients on
+# Measures whose figures the categorical endpoint gives: chance-corrected coefficients on
 # one label per unit (a BWS answer is the chosen item, a nominal label per tuple).
-CATEGORICAL_REPORT_TYPES = CATEGORICAL_TYPES + BWS_TYPES
+CATEGORICAL_REPORT_MEASURES = CATEGORICAL_MEASURES + ("bws",)
+
+
+def measure(type_name: str | None) -> str | None:
+    """The agreement measure of a stored scheme type (projects.schemes); None for a type
+    no longer known (a report kept from before it was removed)."""
+    try:
+        return scheme_type(type_name).measure
+    except KeyError:
+        return None
 
 
 def latest_report(project: Project) -> AgreementReport | None:
@@ -69,12 +79,12 @@ def categorical_figures(report: AgreementReport, *, see: str) -> dict:
         "schemes": {
             name: figures
             for name, figures in schemes.items()
-            if figures.get("type") in CATEGORICAL_REPORT_TYPES
+            if measure(figures.get("type")) in CATEGORICAL_REPORT_MEASURES
         },
         "structured_schemes": {
             name: {"type": figures.get("type"), "see": see}
             for name, figures in schemes.items()
-            if figures.get("type") in STRUCTURED_TYPES
+            if measure(figures.get("type")) in STRUCTURED_MEASURES
         },
         "see": see,
     }
@@ -121,10 +131,18 @@ MEASURES = {
     "n_units": ("Units", "units (trace steps for traces) labelled by two or more annotators"),
     "n_annotators": ("Annotators", "annotators who took part in a comparison"),
 }
+# What each measure compares, as the IAA page names it; these object measures (not the
+# trace's step labels) are not chance-corrected.
+OBJECT_KINDS = {
+    "boxes": "3D boxes (matched at 3D IoU ≥ 0.25)",
+    "segments": "time segments (matched at temporal IoU ≥ 0.5)",
+    "tiered_segments": "tiered segments (matched within a tier at IoU ≥ 0.5)",
+}
 KINDS = {
-    "spatial_annotation": "3D boxes (matched at 3D IoU ≥ 0.25)",
-    "temporal_grounding": "time segments (matched at temporal IoU ≥ 0.5)",
-    "tiered_annotation": "tiered segments (matched within a tier at IoU ≥ 0.5)",
+    **OBJECT_KINDS,
+    "trace": "agent trace, one unit per step",
+    "bws": "best-worst scaling",
+    **dict.fromkeys(CATEGORICAL_MEASURES, "categorical"),
 }
 COUNT_KEYS = ("n_items", "n_pairs", "n_units", "n_annotators")
 
@@ -134,6 +152,7 @@ def report_cards(report: dict) -> list[dict]:
     cards = []
     for name, scheme in (report.get("schemes") or {}).items():
         kind = scheme.get("type", "")
+        scheme_measure = measure(kind)
         # The card's banner already says that structured figures are not chance-corrected.
         notes = [n for n in scheme.get("notes") or [] if "not chance-corrected" not in n]
         rows = []
@@ -161,9 +180,9 @@ def report_cards(report: dict) -> list[dict]:
             {
                 "name": name,
                 "type": kind,
-                "kind": _kind(kind),
-                "structured": kind in STRUCTURED_TYPES,
-                "chance_corrected": kind not in KINDS,
+                "kind": KINDS.get(scheme_measure, "not compared"),
+                "structured": scheme_measure in STRUCTURED_MEASURES,
+                "chance_corrected": scheme_measure not in OBJECT_KINDS,
                 "rows": rows,
                 "pairs": scheme.get("cohen_kappa_pairs") or [],
                 "judges": [
@@ -176,18 +195,6 @@ def report_cards(report: dict) -> list[dict]:
             }
         )
     return cards
-
-
-def _kind(kind: str) -> str:
-    if kind in KINDS:
-        return KINDS[kind]
-    if kind in STRUCTURED_TYPES:
-        return "agent trace, one unit per step"
-    if kind in BWS_TYPES:
-        return "best-worst scaling"
-    if kind in CATEGORICAL_TYPES:
-        return "categorical"
-    return "not compared"
 
 
 def _note_of(note: str, key: str) -> bool:

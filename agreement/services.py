@@ -8,6 +8,7 @@ from django.utils import timezone
 from agreement.core.report import build_report
 from projects.annotation_files import export_records
 from projects.models import Project
+from projects.schemes import scheme_type
 from projects.selectors import model_judges
 
 from . import selectors
@@ -25,7 +26,12 @@ def compute_report(*, project: Project) -> AgreementReport:
         with transaction.atomic():
             records = export_records(project)
             schemes = [
-                {"name": s["name"], "type": s["type"], "options": s.get("options") or {}}
+                {
+                    "name": s["name"],
+                    "type": s["type"],
+                    "options": s.get("options") or {},
+                    "measure": scheme_type(s["type"]).measure,
+                }
                 for s in project.schemes
             ]
             report = build_report(records, schemes, model_annotators=model_judges(project))

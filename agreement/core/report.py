@@ -2,7 +2,8 @@
 
 Input is plain data: interchange records (dicts or objects with ``id``, ``annotator``,
 ``annotations`` {scheme: value} and, on BWS units, ``items``) and the project's schemes in
-normal form ({name, type, options}, as projects.configuration produces). Output is a
+normal form ({name, type, options, measure}, as projects.configuration produces, with the
+measure its scheme type names; see ``measure_of``). Output is a
 JSON-ready dict; ``format_text`` renders it for people. The web page, the API, the worker
 and ``python -m agreement`` all call ``build_report``.
 """
@@ -31,18 +32,31 @@ from agreement.core.structured import (
     structured_agreement,
 )
 
-CATEGORICAL_TYPES = ("radio", "likert", "multiselect")
-BOX_TYPES = ("spatial_annotation",)
-SEGMENT_TYPES = ("temporal_grounding", "tiered_annotation")
-TRACE_TYPES = (
-    "process_reward",
-    "trajectory_eval",
-    "tool_call_review",
-    "failure_attribution",
-    "gui_trajectory",
-)
-BWS_TYPES = ("bws", "best_worst_scaling")
-STRUCTURED_TYPES = BOX_TYPES + SEGMENT_TYPES + TRACE_TYPES
+# What build_scheme_report computes, by the scheme's ``measure`` (the platform's scheme
+# types name theirs: projects.schemes). None, or a name not listed: answers not compared.
+CATEGORICAL_MEASURES = ("nominal", "ordinal", "label_set")
+STRUCTURED_MEASURES = ("boxes", "segments", "tiered_segments", "trace")
+
+# Fallback for schemes given without a measure: the pure callers that hand the core plain
+# {name, type, options} dicts (the core's own tests, benchmarks/agreement.py) cannot ask
+# the platform's registry, which the core may not import. Callers inside the platform
+# (agreement.services, agreement.cli) always pass the registry's measure.
+_MEASURE_OF_TYPE = {
+    "radio": "nominal",
+    "likert": "ordinal",
+    "multiselect": "label_set",
+    "spatial_annotation": "boxes",
+    "temporal_grounding": "segments",
+    "tiered_annotation": "tiered_segments",
+    "process_reward": "trace",
+    "trajectory_eval": "trace",
+    "tool_call_review": "trace",
+    "failure_attribution": "trace",
+    "gui_trajectory": "trace",
+    "bws": "bws",
+    "best_worst_scaling": "bws",
+}
+_NO_MEASURE = object()
 SPLIT_HALF_TRIALS = 100
 
 
@@ -69,12 +83,21 @@ def build_report(
     return {"schemes": reports, "n_records": len(records), "model_annotators": judges}
 
 
+def measure_of(scheme: Any) -> str | None:
+    """The scheme's ``measure``; for a scheme given without one, the measure of its type."""
+    measure = _get(scheme, "measure", _NO_MEASURE)
+    if measure is _NO_MEASURE:
+        return _MEASURE_OF_TYPE.get(str(_get(scheme, "type")))
+    return measure
+
+
 def build_scheme_report(
     scheme: Any, records: Iterable[Any], *, model_annotators: Iterable[str] = ()
 ) -> dict:
-    """The report of one scheme (keys by type, see the module README in issue 6)."""
+    """The report of one scheme: the figures of its measure (see measure_of), under its type."""
     name = str(_get(scheme, "name"))
     kind = str(_get(scheme, "type"))
+    measure = measure_of(scheme)
     options = _get(scheme, "options") or {}
     units, repeats = _units(records, name)
     notes: list[str] = []
@@ -83,19 +106,22 @@ def build_scheme_report(
             f"{repeats} repeated answer(s) by one annotator to one unit: the last one read counts"
         )
     try:
-        if kind in CATEGORICAL_TYPES:
-            report = _categorical(kind, options, units, notes, name)
-        elif kind in BOX_TYPES:
+        if measure in CATEGORICAL_MEASURES:
+            report = _categorical(kind, measure, options, units, notes, name)
+        elif measure == "boxes":
             report = structured_agreement(parse_boxes(units), kind="boxes")
-        elif kind in SEGMENT_TYPES:
-            objects = parse_segments(units, tiered=kind == "tiered_annotation")
+        elif measure in ("segments", "tiered_segments"):
+            objects = parse_segments(units, tiered=measure == "tiered_segments")
             report = structured_agreement(objects, kind="segments")
-        elif kind in TRACE_TYPES:
+        elif measure == "trace":
             report = _trace(options, units, notes, name, set(model_annotators))
-        elif kind in BWS_TYPES:
+        elif measure == "bws":
             report = _bws(units, records, notes, name)
-        else:
+        elif measure is None:
             notes.append(f"no agreement measure for {kind} answers (free text is not compared)")
+            report = {"n_units": len(units)}
+        else:
+            notes.append(f"no agreement measure named {measure!r}: {kind} answers not compared")
             report = {"n_units": len(units)}
     except ObjectError as exc:
         raise AgreementInputError(f"scheme {name!r}: {exc}") from None
@@ -106,16 +132,18 @@ def build_scheme_report(
 # --------------------------------------------------------------------------- scheme kinds
 
 
-def _categorical(kind: str, options: Mapping, units: dict, notes: list[str], name: str) -> dict:
+def _categorical(
+    kind: str, measure: str, options: Mapping, units: dict, notes: list[str], name: str
+) -> dict:
     labels = [_label_name(label) for label in options.get("labels") or []]
-    if kind == "multiselect":
-        notes.append("multiselect: each answer's set of labels is one nominal value")
+    if measure == "label_set":
+        notes.append(f"{kind}: each answer's set of labels is one nominal value")
         coder = _Coder([], name)
         values = {
             unit: {who: coder.code(_label_set(value, name, unit, who)) for who, value in answers}
             for unit, answers in _answers(units)
         }
-    elif kind == "likert":
+    elif measure == "ordinal":
         coder = _Coder(labels, name, ordinal=True)
         values = {
             unit: {who: coder.likert(value, unit, who) for who, value in answers}
@@ -131,7 +159,7 @@ def _categorical(kind: str, options: Mapping, units: dict, notes: list[str], nam
     matrix, annotators = _matrix(values)
     report: dict[str, Any] = {}
     report["alpha_nominal"] = _value(krippendorff_alpha(matrix, "nominal"), "alpha_nominal", notes)
-    if kind == "likert":
+    if measure == "ordinal":
         alpha = krippendorff_alpha(matrix, "ordinal")
         report["alpha_ordinal"] = _value(alpha, "alpha_ordinal", notes)
     report["fleiss_kappa"] = _value(fleiss_kappa(matrix), "fleiss_kappa", notes)
