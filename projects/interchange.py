@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from projects import spreadsheet
 from projects.problems import FileProblem, FileProblemsError
-from projects.schemes import scheme_type, split_table_keys
+from projects.schemes import scheme_type, table_types
 
 MAX_PROBLEMS = 20
 FIELDS = ("id", "items", "instance", "annotations", "annotator", "timestamp")
@@ -293,16 +293,16 @@ def table_columns(
     object of best and worst), and is one column otherwise."""
     columns = list(TABLE_FIELDS)
     types = dict(schemes or {})
-    fitting: dict[str, list[tuple[str, ...]]] = {}
+    fitting: dict[str, list] = {}
     for record in records:
         for scheme, value in record.annotations.items():
-            groups = fitting.setdefault(scheme, split_table_keys())
-            fitting[scheme] = [group for group in groups if _fits(value, group)]
-    for scheme, groups in fitting.items():
+            kinds = fitting.setdefault(scheme, table_types())
+            fitting[scheme] = [kind for kind in kinds if kind.fits_table_keys(value)]
+    for scheme, kinds in fitting.items():
         if scheme in types:
             columns.extend(scheme_type(types[scheme]).export_columns(scheme))
-        elif groups:
-            columns.extend(f"{scheme}.{key}" for key in groups[0])
+        elif kinds:
+            columns.extend(kinds[0].export_columns(scheme))
         else:
             columns.append(scheme)
     return columns
@@ -422,13 +422,9 @@ def _split_column(column: str, columns: list[str]) -> bool:
     if not dot:
         return False
     return any(
-        key in group and all(f"{scheme}.{other}" in columns for other in group)
-        for group in split_table_keys()
+        key in kind.table_keys and all(f"{scheme}.{k}" in columns for k in kind.table_keys)
+        for kind in table_types()
     )
-
-
-def _fits(value: Any, keys: tuple[str, ...]) -> bool:
-    return isinstance(value, Mapping) and bool(value) and set(value) <= set(keys)
 
 
 def _cell(value: Any) -> str:

@@ -12,7 +12,7 @@ import pkgutil
 
 from .base import _REGISTRY, SchemeType
 
-__all__ = ["SchemeType", "discover", "known_types", "scheme_type", "split_table_keys"]
+__all__ = ["SchemeType", "discover", "known_types", "scheme_type", "table_types"]
 
 
 def discover() -> None:
@@ -37,13 +37,9 @@ def known_types() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def split_table_keys() -> list[tuple[str, ...]]:
-    """The key groups a table splits a value into (`<scheme>.<key>` columns), by type."""
-    groups: list[tuple[str, ...]] = []
-    for cls in _REGISTRY.values():
-        if cls.table_keys and cls.table_keys not in groups:
-            groups.append(cls.table_keys)
-    return groups
+def table_types() -> list[type[SchemeType]]:
+    """The registered classes whose answers a table splits into `<scheme>.<key>` columns."""
+    return [cls for cls in dict.fromkeys(_REGISTRY.values()) if cls.table_keys]
 
 
 discover()

@@ -133,14 +133,6 @@ class SchemeType:
             and set(value) <= set(cls.table_keys)
         )
 
-    @classmethod
-    def table_cells(cls, name: str, value: Any) -> dict[str, Any]:
-        """The answer as column -> value for export_columns (JSON-encoded by the writer)."""
-        if not cls.table_keys:
-            return {name: value}
-        parts = value if isinstance(value, Mapping) else {}
-        return {f"{name}.{key}": parts.get(key) for key in cls.table_keys}
-
 
 # --------------------------------------------------------------------------- shared helpers
 
