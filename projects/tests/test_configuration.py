@@ -206,7 +206,9 @@ def test_bws_scheme_without_bws_config_gets_defaults_and_a_notice(tmp_path):
           - {annotation_type: bws, name: quality}
         """,
     )
-    assert config.bws == BwsDesign(4, None, "balanced_incomplete", 8, 42, False)
+    assert config.bws == BwsDesign(
+        tuple_size=4, method="balanced_incomplete", appearances=8, seed=42
+    )
     assert config.scheme("quality").options["scoring"]["method"] == "counting"
     assert config.scheme("quality").options["best_label"] == "Best"
     assert config.notices == [
@@ -225,7 +227,9 @@ def test_dialect_b_without_tuple_generation_gets_defaults_and_a_notice(tmp_path)
           - {annotation_type: best_worst_scaling, name: quality, tuple_size: 5}
         """,
     )
-    assert config.bws == BwsDesign(5, None, "balanced_incomplete", 8, 42, False)
+    assert config.bws == BwsDesign(
+        tuple_size=5, method="balanced_incomplete", appearances=8, seed=42
+    )
     assert config.notices == [
         "No tuple_generation: defaults applied (balanced_incomplete, tuples_per_item 8, seed 42)"
     ]
@@ -371,7 +375,13 @@ def test_issue_text_names_file_key_path_reason_and_suggestion():
 
 
 def test_scheme_lookup_names_the_known_schemes():
-    config = ProjectConfig("t", "A", "/", [], [Scheme("a", "text")])
+    config = ProjectConfig(
+        task_name="t",
+        dialect="A",
+        base_dir="/",
+        data_files=[],
+        schemes=[Scheme(name="a", type="text")],
+    )
     with pytest.raises(KeyError, match="schemes: a"):
         config.scheme("b")
 

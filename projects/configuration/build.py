@@ -1,0 +1,271 @@
+"""Reading a configuration: the file's text, its dialect, the schema, the paths, and the
+one tuple design the project's BWS schemes share; every problem reported together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from projects.limits import Limits
+from projects.paths import PathRefused, confine
+
+from .design import Scoring, TupleGeneration
+from .dialects import IGNORED_DESIGN, Translated, translate
+from .fields import Block, between, key_path, reason_of, suggestion_of
+from .issues import ConfigError, Issues, type_name
+from .normal import BwsDesign, ProjectConfig, Scheme
+from .schema import ConfigFile
+from .scheme_options import BwsOptions
+from .vocabulary import (
+    BWS_TYPE,
+    DATA_SUFFIXES,
+    DEFAULT_APPEARANCES,
+    DEFAULT_SEED,
+    DEFAULT_TUPLE_METHOD,
+    DEFAULT_TUPLE_SIZE,
+    MAX_TUPLE_SIZE,
+    MIN_TUPLE_SIZE,
+    Dialect,
+)
+from .yaml_text import parse_yaml, read_text
+
+SHARED = "the BWS schemes of a project share one tuple set"
+
+
+def load_config(
+    path: str | Path,
+    *,
+    check_files: bool = True,
+    trusted: bool = True,
+    limits: Limits | None = None,
+) -> ProjectConfig:
+    """Read and check a YAML configuration file; raise ConfigError naming every problem.
+
+    ``trusted`` (the operator's own files) lets task_dir and data_files point anywhere;
+    otherwise (a config that came over the web) they must stay inside the config's folder.
+    Paths the worker writes stay inside the project's folder either way.
+    """
+    limits = limits or Limits()
+    path = Path(path)
+    data = parse_yaml(read_text(path, limits), path.name, limits=limits)
+    return parse_config(
+        data,
+        path.name,
+        path.resolve().parent,
+        check_files=check_files,
+        trusted=trusted,
+        limits=limits,
+    )
+
+
+class _IgnoredDesign(Block):
+    """bws_config with no bws scheme to use it: still checked."""
+
+    tuple_size: between(MIN_TUPLE_SIZE, MAX_TUPLE_SIZE) | None = None
+    tuple_generation: TupleGeneration | None = None
+    scoring: Scoring | None = None
+
+
+def parse_config(
+    data: Any,
+    source: str = "config.yaml",
+    base_dir: str | Path = ".",
+    *,
+    check_files: bool = True,
+    trusted: bool = True,
+    limits: Limits | None = None,
+) -> ProjectConfig:
+    """Check parsed YAML data and normalise it; raise ConfigError listing every problem.
+
+    ``source`` names the file in messages; ``base_dir`` is the directory of the
+    configuration file, against which ``task_dir`` (and through it the data files) resolve.
+    Untrusted (``trusted=False``), every path key must stay inside ``base_dir``; trusted,
+    task_dir and data_files may point anywhere. output_annotation_dir and
+    scoring.output_file stay inside the project's folder either way.
+    """
+    issues = Issues(source)
+    if not isinstance(data, dict):
+        issues.add("", f"the file must hold a mapping of keys, got {type_name(data)}")
+        raise ConfigError(issues.found)
+    base = Path(base_dir).resolve()
+    translated = translate(data, issues)
+    root = _task_dir(translated.data, base, trusted=trusted, check_files=check_files, issues=issues)
+    context = {
+        "limits": limits or Limits(),
+        "root": root or base,
+        "skipped_schemes": translated.skipped_schemes,
+    }
+    ignored = translated.data.pop(IGNORED_DESIGN, None)
+    file = _validate(ConfigFile, translated.data, context, translated, issues)
+    if ignored is not None:
+        _validate(_IgnoredDesign, ignored, context, translated, issues, prefix=IGNORED_DESIGN)
+    _check_data_files(_file_names(translated.data), root, base, trusted, check_files, issues)
+    if file is None:
+        raise ConfigError(issues.found)
+    if file.task_name is not None and not file.task_name.strip():
+        issues.add(translated.written("task_name"), "must not be empty")
+    bws = _design(file, issues, notices=translated.notices, dialect=translated.dialect)
+    issues.raise_if_any()
+    return _normal_form(file, translated, source, base_dir, root or base, bws)
+
+
+def _validate(model, data, context, translated: Translated, issues: Issues, prefix=""):
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        for error in exc.errors():
+            path = key_path(((prefix,) if prefix else ()) + tuple(error["loc"]))
+            issues.add(translated.written(path), reason_of(error), suggestion_of(error))
+        return None
+
+
+def _task_dir(data: dict, base: Path, *, trusted, check_files, issues) -> Path | None:
+    task_dir = data.get("task_dir")
+    if not isinstance(task_dir, str):
+        task_dir = "."  # a value of another type is reported by the schema
+    if trusted:
+        root = (base / task_dir).resolve()
+    else:
+        try:
+            root = confine("task_dir", task_dir, base)
+        except PathRefused as exc:
+            issues.add("task_dir", exc.reason)
+            return None
+    if check_files and task_dir != "." and not root.is_dir():
+        issues.add("task_dir", f"directory not found: {task_dir!r}")
+    return root
+
+
+def _file_names(data: dict) -> list[str]:
+    """The data files named (the schema reports a list it cannot use)."""
+    names = data.get("data_files")
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list):
+        return []
+    return [name if isinstance(name, str) and name.strip() else "" for name in names]
+
+
+def _check_data_files(files, root, base, trusted, check_files, issues) -> None:
+    for index, name in enumerate(files):
+        where = f"data_files[{index}]"
+        unusable = not name or Path(name).suffix.lower() not in DATA_SUFFIXES
+        if root is None or unusable or name in files[:index]:
+            continue
+        if not trusted:
+            try:
+                confine(where, name, base, start=root)
+            except PathRefused as exc:
+                issues.add(where, exc.reason)
+                continue
+        if check_files and root.is_dir() and not (root / name).is_file():
+            issues.add(where, f"data file not found: {name!r}")
+
+
+def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign | None:
+    """The one tuple set the BWS schemes share: each scheme that says something about it
+    must say the same as the first one that does."""
+    bws = [
+        (index, scheme)
+        for index, scheme in enumerate(file.annotation_schemes)
+        if isinstance(scheme, BwsOptions)
+    ]
+    if not bws:
+        return None
+    first_index, first = bws[0]
+    size = size_from = generation = generation_from = None
+    for index, scheme in bws:
+        path = f"annotation_schemes[{index}]"
+        if index != first_index and scheme.items_key != first.items_key:
+            issues.add(
+                f"{path}.items_key",
+                f"{scheme.items_key!r} differs from annotation_schemes[{first_index}].items_key "
+                f"{first.items_key!r}: {SHARED}",
+            )
+        if scheme.tuple_size is not None:
+            if size is None:
+                size, size_from = scheme.tuple_size, path
+            elif scheme.tuple_size != size:
+                issues.add(
+                    f"{path}.tuple_size",
+                    f"{scheme.tuple_size} differs from {size_from}.tuple_size {size}: {SHARED}",
+                )
+        if scheme.tuple_generation is not None:
+            if generation is None:
+                generation, generation_from = scheme.tuple_generation, path
+            elif scheme.tuple_generation != generation:
+                issues.add(
+                    f"{path}.tuple_generation",
+                    f"differs from {generation_from}.tuple_generation: {SHARED}",
+                )
+    if generation is None:
+        generation = TupleGeneration()
+        notices.append(
+            f"No tuple_generation: defaults applied ({DEFAULT_TUPLE_METHOD}, tuples_per_item "
+            f"{DEFAULT_APPEARANCES}, seed {DEFAULT_SEED})"
+        )
+    return BwsDesign(
+        tuple_size=size if size is not None else DEFAULT_TUPLE_SIZE,
+        items_key=first.items_key,
+        method=generation.method,
+        appearances=generation.tuples_per_item,
+        seed=generation.seed,
+        ensure_pair_coverage=generation.ensure_pair_coverage,
+    )
+
+
+def _normal_form(file: ConfigFile, translated, source, base_dir, root, bws) -> ProjectConfig:
+    notices = translated.notices
+    name_key = "annotation_task_name" if translated.dialect == Dialect.A else "task_name"
+    task_name = file.task_name
+    if not task_name:
+        task_name = _default_task_name(source, base_dir)
+        notices.insert(0, f"No {name_key}: the task is named {task_name!r} after the file")
+    display = file.instance_display.fields if file.instance_display else []
+    return ProjectConfig(
+        task_name=task_name,
+        dialect=translated.dialect,
+        base_dir=str(root),
+        data_files=file.data_files,
+        schemes=[
+            Scheme(
+                name=scheme.name,
+                type=BWS_TYPE if isinstance(scheme, BwsOptions) else scheme.annotation_type,
+                description=scheme.description,
+                options=scheme.options(),
+            )
+            for scheme in file.annotation_schemes
+        ],
+        item_properties=file.item_properties.model_dump(),
+        instance_display=[
+            {
+                "key": entry.key,
+                "label": entry.label
+                or (entry.display_options.label if entry.display_options else None)
+                or entry.key,
+                "type": str(entry.type),
+            }
+            for entry in display
+        ],
+        assignment_strategy=file.assignment_strategy,
+        num_annotators_per_item=file.num_annotators_per_item,
+        max_annotations_per_user=file.max_annotations_per_user,
+        lease_minutes=file.assignment_lease_minutes,
+        allow_all_users=file.user_config.allow_all_users,
+        authorized_users=file.user_config.authorized_users,
+        output_annotation_dir=file.output_annotation_dir,
+        output_annotation_format=file.output_annotation_format,
+        agreement_metrics=file.agreement_metrics,
+        bws=bws,
+        notices=notices,
+        source=source,
+    )
+
+
+def _default_task_name(source: str, base_dir: str | Path) -> str:
+    stem = Path(source).stem
+    folder = Path(base_dir).resolve().name
+    if stem in ("config", "project", "") and folder:
+        return folder
+    return stem or "Untitled task"

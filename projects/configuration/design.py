@@ -1,0 +1,38 @@
+"""The blocks of a BWS scheme that say how its tuples are built and how it is scored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .fields import Block, Flag, WrittenPath, at_least, choice, limited
+from .vocabulary import (
+    DEFAULT_APPEARANCES,
+    DEFAULT_BOOTSTRAP_ITERATIONS,
+    DEFAULT_SCORING_METHOD,
+    DEFAULT_SEED,
+    DEFAULT_TUPLE_METHOD,
+    ScoringMethod,
+    TupleMethod,
+)
+
+
+class TupleGeneration(Block):
+    method: choice(TupleMethod) = DEFAULT_TUPLE_METHOD
+    tuples_per_item: limited("appearances") = DEFAULT_APPEARANCES
+    seed: at_least(0) = DEFAULT_SEED
+    ensure_pair_coverage: Flag = False
+
+    key_hints = {
+        "min_item_appearances": ("is the bws_config (dialect A) name", "tuples_per_item"),
+    }
+
+
+class Scoring(Block):
+    method: choice(ScoringMethod) = DEFAULT_SCORING_METHOD
+    auto_compute: Flag = True
+    output_file: WrittenPath | None = None
+    include_confidence: Flag = True
+    bootstrap_iterations: limited("bootstrap_iterations") = DEFAULT_BOOTSTRAP_ITERATIONS
+
+    def options(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

@@ -1,0 +1,121 @@
+"""The normal form of a project's configuration: what a project stores (as JSON) and what
+every reader gets back as typed objects, whichever dialect the file was written in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .vocabulary import (
+    BWS_TYPE,
+    DEFAULT_ANSWER_FORMAT,
+    DEFAULT_APPEARANCES,
+    DEFAULT_ASSIGNMENT,
+    DEFAULT_ID_KEY,
+    DEFAULT_LEASE_MINUTES,
+    DEFAULT_OUTPUT_DIR,
+    DEFAULT_SEED,
+    DEFAULT_TEXT_KEY,
+    DEFAULT_TUPLE_METHOD,
+    DEFAULT_TUPLE_SIZE,
+    AnswerFormat,
+    AssignmentStrategy,
+    Dialect,
+    TupleMethod,
+)
+
+
+class _Normal(BaseModel):
+    # Stored forms of another version: unknown keys are ignored, missing ones defaulted.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class BwsDesign(_Normal):
+    """How the project's one tuple set is built: shared by every BWS scheme of the project."""
+
+    tuple_size: int = DEFAULT_TUPLE_SIZE
+    items_key: str | None = None
+    method: TupleMethod = DEFAULT_TUPLE_METHOD
+    appearances: int = DEFAULT_APPEARANCES
+    seed: int = DEFAULT_SEED
+    ensure_pair_coverage: bool = False
+
+
+class Scheme(_Normal):
+    name: str
+    type: str
+    description: str = ""
+    options: dict[str, Any] = {}
+
+    @property
+    def is_bws(self) -> bool:
+        return self.type == BWS_TYPE
+
+
+class ProjectConfig(_Normal):
+    """The normal form of a project configuration, whichever dialect it was written in."""
+
+    task_name: str
+    dialect: Dialect
+    base_dir: str
+    data_files: list[str]
+    schemes: list[Scheme]
+    item_properties: dict[str, str] = {"id_key": DEFAULT_ID_KEY, "text_key": DEFAULT_TEXT_KEY}
+    instance_display: list[dict[str, Any]] = []
+    assignment_strategy: AssignmentStrategy = DEFAULT_ASSIGNMENT
+    num_annotators_per_item: int | None = None
+    max_annotations_per_user: int | None = None
+    lease_minutes: int = DEFAULT_LEASE_MINUTES
+    allow_all_users: bool = False
+    authorized_users: list[str] = []
+    output_annotation_dir: str = DEFAULT_OUTPUT_DIR
+    output_annotation_format: AnswerFormat = DEFAULT_ANSWER_FORMAT
+    agreement_metrics: dict[str, Any] = {}
+    bws: BwsDesign | None = None
+    notices: list[str] = []
+    source: str = "config.yaml"
+
+    @property
+    def bws_schemes(self) -> list[Scheme]:
+        return [scheme for scheme in self.schemes if scheme.is_bws]
+
+    @property
+    def id_key(self) -> str:
+        return self.item_properties.get("id_key", DEFAULT_ID_KEY)
+
+    @property
+    def text_key(self) -> str:
+        return self.item_properties.get("text_key", DEFAULT_TEXT_KEY)
+
+    @property
+    def seed(self) -> int:
+        """The seed of the tuple design, and of everything random drawn for the project."""
+        return self.bws.seed if self.bws is not None else DEFAULT_SEED
+
+    @property
+    def tuple_size(self) -> int:
+        return self.bws.tuple_size if self.bws is not None else DEFAULT_TUPLE_SIZE
+
+    def scheme(self, name: str) -> Scheme:
+        for scheme in self.schemes:
+            if scheme.name == name:
+                return scheme
+        known = ", ".join(s.name for s in self.schemes)
+        raise KeyError(f"no scheme named {name!r} (schemes: {known})")
+
+    def data_paths(self) -> list[Path]:
+        return [Path(self.base_dir) / name for name in self.data_files]
+
+    def output_dir(self) -> Path:
+        return Path(self.base_dir) / self.output_annotation_dir
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict; ``from_dict`` reads it back."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ProjectConfig:
+        """Read a stored ``to_dict``; keys this version does not know are ignored."""
+        return cls.model_validate(data)

@@ -1,0 +1,74 @@
+"""The words a configuration may use (enums) and every default, each stated once.
+
+The schema (``schema``), the normal form a project stores (``normal``) and every reader
+take their defaults from here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class AssignmentStrategy(StrEnum):
+    LEAST_ANNOTATED = "least_annotated"
+    RANDOM = "random"
+    FIXED_ORDER = "fixed_order"
+
+
+class ScoringMethod(StrEnum):
+    COUNTING = "counting"
+    BRADLEY_TERRY = "bradley_terry"
+    PLACKETT_LUCE = "plackett_luce"
+
+
+class TupleMethod(StrEnum):
+    BALANCED_INCOMPLETE = "balanced_incomplete"
+    RANDOM = "random"
+
+
+class AnswerFormat(StrEnum):
+    """The interchange formats answers are read and written in (projects.interchange)."""
+
+    JSONL = "jsonl"
+    CSV = "csv"
+    TSV = "tsv"
+
+
+class DisplayType(StrEnum):
+    TEXT = "text"
+    IMAGE = "image"
+    AUDIO = "audio"
+    VIDEO = "video"
+    CODE = "code"
+    DIALOGUE = "dialogue"
+
+
+class Dialect(StrEnum):
+    A = "A"  # annotation_type: bws with a top-level bws_config
+    B = "B"  # annotation_type: best_worst_scaling with tuple_generation and scoring per scheme
+
+
+DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
+
+# The BWS page binds worst to q..i, so eight items is the most a tuple can hold.
+MIN_TUPLE_SIZE, MAX_TUPLE_SIZE = 3, 8
+
+DEFAULT_TUPLE_SIZE = 4
+DEFAULT_APPEARANCES = 8
+DEFAULT_SEED = 42
+DEFAULT_TUPLE_METHOD = TupleMethod.BALANCED_INCOMPLETE
+DEFAULT_SCORING_METHOD = ScoringMethod.COUNTING
+DEFAULT_BOOTSTRAP_ITERATIONS = 1000
+DEFAULT_LEASE_MINUTES = 30
+DEFAULT_OUTPUT_DIR = "annotation_output/"
+DEFAULT_ANSWER_FORMAT = AnswerFormat.JSONL
+DEFAULT_ASSIGNMENT = AssignmentStrategy.LEAST_ANNOTATED
+DEFAULT_ID_KEY = "id"
+DEFAULT_TEXT_KEY = "text"
+DEFAULT_BEST_LABEL = "Best"
+DEFAULT_WORST_LABEL = "Worst"
+DEFAULT_MEDIA_KEY = "media_url"
+DEFAULT_STEPS_KEY = "steps"
+
+# The stored type of a BWS scheme, whichever dialect named it.
+BWS_TYPE = "bws"
