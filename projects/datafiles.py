@@ -17,7 +17,7 @@ from projects.configuration import ProjectConfig
 from projects.limits import Limits
 from projects.problems import FileProblem, FileProblemsError
 from projects.schemes import scheme_type
-from projects.validation import json_problem
+from projects.storable import json_problem
 
 MAX_PROBLEMS = 20
 

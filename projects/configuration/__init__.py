@@ -12,7 +12,6 @@ models (the one declarative schema), ``build`` (paths and the shared tuple desig
 from .build import load_config, parse_config
 from .issues import ConfigError, ConfigIssue
 from .normal import BwsDesign, ProjectConfig, Scheme
-from .scheme_options import TRACE_TYPES
 from .vocabulary import (
     DEFAULT_BOOTSTRAP_ITERATIONS,
     DEFAULT_SCORING_METHOD,
@@ -34,7 +33,6 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_TUPLE_SIZE",
     "OUTPUT_FORMATS",
-    "TRACE_TYPES",
     "AnswerFormat",
     "AssignmentStrategy",
     "BwsDesign",

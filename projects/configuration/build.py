@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from projects.limits import Limits
 from projects.paths import PathRefused, confine
+from projects.schemes import stored_type
 
 from .design import Scoring, TupleGeneration
 from .dialects import IGNORED_DESIGN, Translated, translate
@@ -17,7 +18,6 @@ from .fields import Block, between, key_path, reason_of, suggestion_of
 from .issues import ConfigError, Issues, type_name
 from .normal import BwsDesign, ProjectConfig, Scheme
 from .schema import ConfigFile
-from .scheme_options import BwsOptions
 from .vocabulary import (
     BWS_TYPE,
     DATA_SUFFIXES,
@@ -169,7 +169,7 @@ def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign 
     bws = [
         (index, scheme)
         for index, scheme in enumerate(file.annotation_schemes)
-        if isinstance(scheme, BwsOptions)
+        if stored_type(scheme.annotation_type) == BWS_TYPE
     ]
     if not bws:
         return None
@@ -231,7 +231,7 @@ def _normal_form(file: ConfigFile, translated, source, base_dir, root, bws) -> P
         schemes=[
             Scheme(
                 name=scheme.name,
-                type=BWS_TYPE if isinstance(scheme, BwsOptions) else scheme.annotation_type,
+                type=stored_type(scheme.annotation_type),
                 description=scheme.description,
                 options=scheme.options(),
             )

@@ -26,7 +26,7 @@ from .fields import (
     reraise,
 )
 from .issues import nearest, type_name
-from .scheme_options import OPTION_MODELS, SchemeEntry
+from .scheme_options import SchemeEntry, annotation_types, option_model
 from .vocabulary import (
     DATA_SUFFIXES,
     DEFAULT_ANSWER_FORMAT,
@@ -155,7 +155,7 @@ def _scheme_list(value: Any, info: ValidationInfo) -> list[SchemeEntry]:
         elif isinstance(name, str):
             names[name] = index
         kind = entry.get("annotation_type")
-        model = OPTION_MODELS.get(kind) if isinstance(kind, str) else None
+        model = option_model(kind) if isinstance(kind, str) else None
         try:
             if model is None:
                 _head(entry, info)
@@ -178,8 +178,7 @@ def _type_problem(index: int, kind: Any):
     where = (index, "annotation_type")
     if kind is None:
         return detail(where, "missing required key")
-    known = ["bws", *OPTION_MODELS]
-    return detail(where, f"unknown annotation type {kind!r}", nearest(kind, known))
+    return detail(where, f"unknown annotation type {kind!r}", nearest(kind, annotation_types()))
 
 
 Schemes = Annotated[list[SchemeEntry], BeforeValidator(_scheme_list)]

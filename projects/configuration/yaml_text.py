@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from projects.limits import Limits
-from projects.validation import json_problem
+from projects.storable import json_problem
 
 from .issues import ConfigError, ConfigIssue, join
 

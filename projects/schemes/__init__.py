@@ -12,7 +12,15 @@ import pkgutil
 
 from .base import _REGISTRY, SchemeType
 
-__all__ = ["SchemeType", "discover", "known_types", "scheme_type", "table_types"]
+__all__ = [
+    "SchemeType",
+    "config_types",
+    "discover",
+    "known_types",
+    "scheme_type",
+    "stored_type",
+    "table_types",
+]
 
 
 def discover() -> None:
@@ -32,9 +40,29 @@ def scheme_type(type_name: str) -> type[SchemeType]:
         ) from None
 
 
+def config_types() -> dict:
+    """annotation_type as a configuration names it -> the option model that reads it."""
+    return {
+        name: cls.Options
+        for cls in dict.fromkeys(_REGISTRY.values())
+        if cls.Options is not None
+        for name in (cls.config_types or cls.types)
+    }
+
+
 def known_types() -> list[str]:
     """Every stored type name a registered class serves, sorted."""
     return sorted(_REGISTRY)
+
+
+def stored_type(annotation_type: str) -> str:
+    """The type a project stores for a scheme its configuration names ``annotation_type``."""
+    if annotation_type in _REGISTRY:
+        return annotation_type
+    for cls in dict.fromkeys(_REGISTRY.values()):
+        if annotation_type in cls.config_types:
+            return cls.types[0]
+    return annotation_type
 
 
 def table_types() -> list[type[SchemeType]]:

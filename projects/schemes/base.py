@@ -46,7 +46,10 @@ class SchemeType:
     # What agreement computes from its answers: "nominal", "ordinal", "label_set", "boxes",
     # "segments", "tiered_segments", "trace", "bws", or None (answers not compared).
     measure: ClassVar[str | None] = None
-    # The option model of the configuration (filled in with the configuration's rewrite).
+    # The annotation_type names a configuration uses for it, where they differ from types.
+    config_types: ClassVar[tuple[str, ...]] = ()
+    # Its options in the configuration: a projects.configuration SchemeEntry model whose
+    # options() gives the dict every method here receives.
     Options: ClassVar[Any] = None
     # Whether all schemes of the type are drawn in one block (the best-worst table of the
     # tuple's items, one column pair per scheme) rather than one fieldset each. Such blocks

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.labels import Labels
+from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
+
 from .base import (
     SchemeType,
     check_label_text,
@@ -17,11 +20,19 @@ from .base import (
 BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
 
 
+class BoxOptions(SchemeEntry):
+    labels: Labels
+    missing_notes = {"labels": LABELS_NOTE}
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "labels": self.labels}
+
+
 class Boxes(SchemeType):
     types = ("spatial_annotation",)
     template = "projects/schemes/boxes.html"
     measure = "boxes"
-    Options = None
+    Options = BoxOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

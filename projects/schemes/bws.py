@@ -4,17 +4,68 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.design import Scoring, TupleGeneration
+from projects.configuration.fields import Flag, between
+from projects.configuration.fields import Text as TextField
+from projects.configuration.scheme_options import SchemeEntry
+from projects.configuration.vocabulary import (
+    DEFAULT_BEST_LABEL,
+    DEFAULT_WORST_LABEL,
+    MAX_TUPLE_SIZE,
+    MIN_TUPLE_SIZE,
+)
+
 from .base import SchemeType, short
 
 # The keys choosing the worst item, by position; the best is 1..8 (so at most 8 items).
 WORST_KEYS = "qwertyui"
 
 
+class BwsOptions(SchemeEntry):
+    """A best_worst_scaling scheme (dialect A's bws schemes are translated into this)."""
+
+    items_key: TextField | None = None
+    tuple_size: between(MIN_TUPLE_SIZE, MAX_TUPLE_SIZE) | None = None
+    best_label: TextField = DEFAULT_BEST_LABEL
+    worst_label: TextField = DEFAULT_WORST_LABEL
+    show_item_labels: Flag = True
+    randomize_order: Flag = False
+    show_source: Flag = False
+    sequential_key_binding: Flag = True
+    scoring: Scoring = Scoring()
+    tuple_generation: TupleGeneration | None = None
+
+    required_default = True
+    key_hints = {
+        "best_description": ("is the bws (dialect A) name", "best_label"),
+        "worst_description": ("is the bws (dialect A) name", "worst_label"),
+        "min_item_appearances": (
+            "is the bws_config (dialect A) name",
+            "tuple_generation.tuples_per_item",
+        ),
+        "seed": ("belongs in tuple_generation", "tuple_generation.seed"),
+        "bootstrap_iterations": ("belongs in scoring", "scoring.bootstrap_iterations"),
+    }
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "best_label": self.best_label,
+            "worst_label": self.worst_label,
+            "sequential_key_binding": self.sequential_key_binding,
+            "required": self.required,
+            "show_item_labels": self.show_item_labels,
+            "randomize_order": self.randomize_order,
+            "show_source": self.show_source,
+            "scoring": self.scoring.options(),
+        }
+
+
 class BestWorst(SchemeType):
     types = ("bws",)
+    config_types = ("best_worst_scaling",)
     template = "projects/schemes/bws.html"
     measure = "bws"
-    Options = None
+    Options = BwsOptions
     together = True
     table_keys = ("best", "worst")
 

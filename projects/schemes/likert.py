@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationInfo, model_validator
+
+from projects.configuration.fields import Flag, Text, detail, limited, limits_of, reraise
+from projects.configuration.labels import Labels
+from projects.configuration.scheme_options import SchemeEntry
+
 from .base import WHOLE, SchemeType, label_names
 
 
@@ -11,11 +17,45 @@ def _size(options: dict) -> int:
     return int(options.get("size") or 5)
 
 
+class LikertOptions(SchemeEntry):
+    size: limited("likert_size", minimum=2) | None = None
+    labels: Labels | None = None
+    min_label: Text = ""
+    max_label: Text = ""
+    sequential_key_binding: Flag = False
+
+    @model_validator(mode="after")
+    def _size_or_labels(self, info: ValidationInfo) -> LikertOptions:
+        limits = limits_of(info)
+        if self.size is None and self.labels is None:
+            reason = "missing required key (likert needs size or labels)"
+            reraise("likert", [detail(("size",), reason)])
+        if self.size is not None and self.labels is not None and self.size != len(self.labels):
+            reason = f"is {self.size} but {len(self.labels)} labels are listed"
+            reraise("likert", [detail(("size",), reason)])
+        if self.labels is not None and len(self.labels) > limits.likert_size:
+            reason = limits.above("likert_size", len(self.labels), "labels")
+            reraise("likert", [detail(("labels",), reason)])
+        return self
+
+    def options(self) -> dict[str, Any]:
+        options = {
+            **super().options(),
+            "size": self.size if self.size is not None else len(self.labels or []),
+            "min_label": self.min_label,
+            "max_label": self.max_label,
+            "sequential_key_binding": self.sequential_key_binding,
+        }
+        if self.labels:
+            options["labels"] = self.labels
+        return options
+
+
 class Likert(SchemeType):
     types = ("likert",)
     template = "projects/schemes/likert.html"
     measure = "ordinal"
-    Options = None
+    Options = LikertOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

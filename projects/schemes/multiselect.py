@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.scheme_options import ChoiceOptions
+
 from .base import SchemeType, label_names, short
+
+
+class MultiselectOptions(ChoiceOptions):
+    pass
 
 
 class Multiselect(SchemeType):
     types = ("multiselect",)
     template = "projects/schemes/multiselect.html"
     measure = "label_set"
-    Options = None
+    Options = MultiselectOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.scheme_options import ChoiceOptions
+
 from .base import SchemeType, check_one_label, label_names
+
+
+class RadioOptions(ChoiceOptions):
+    pass
 
 
 class Radio(SchemeType):
     types = ("radio",)
     template = "projects/schemes/radio.html"
     measure = "nominal"
-    Options = None
+    Options = RadioOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.fields import Text as TextField
+from projects.configuration.labels import Labels
+from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
+from projects.configuration.vocabulary import DEFAULT_MEDIA_KEY
+
 from .base import SchemeType, check_label_text, form_float, form_rows, label_names, number, objects
+
+
+class SegmentOptions(SchemeEntry):
+    labels: Labels
+    media_key: TextField = DEFAULT_MEDIA_KEY
+    missing_notes = {"labels": LABELS_NOTE}
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "labels": self.labels, "media_key": self.media_key}
 
 
 class Segments(SchemeType):
     types = ("temporal_grounding",)
     template = "projects/schemes/segments.html"
     measure = "segments"
-    Options = None
+    Options = SegmentOptions
     # Whether each segment names one of the scheme's tiers (tiers.py).
     tiered = False
 

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.fields import Flag
+from projects.configuration.scheme_options import SchemeEntry
+
 from .base import SchemeType
+
+
+class TextOptions(SchemeEntry):
+    multiline: Flag = False
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "multiline": self.multiline}
 
 
 class Text(SchemeType):
     types = ("text",)
     template = "projects/schemes/text.html"
     measure = None
-    Options = None
+    Options = TextOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

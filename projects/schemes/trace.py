@@ -5,11 +5,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.fields import Text as TextField
+from projects.configuration.labels import Labels
+from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
+from projects.configuration.vocabulary import DEFAULT_STEPS_KEY
+
 from .base import SchemeType, json_type, label_names, short, too_many
 
 
 def _steps_key(options: dict) -> str:
     return options.get("steps_key") or "steps"
+
+
+class TraceOptions(SchemeEntry):
+    labels: Labels
+    steps_key: TextField = DEFAULT_STEPS_KEY
+    missing_notes = {"labels": LABELS_NOTE}
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "labels": self.labels, "steps_key": self.steps_key}
 
 
 class Trace(SchemeType):
@@ -22,7 +36,7 @@ class Trace(SchemeType):
     )
     template = "projects/schemes/trace.html"
     measure = "trace"
-    Options = None
+    Options = TraceOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

@@ -17,10 +17,11 @@ from agreement.services import compute_report
 from projects import interchange, schemes
 from projects.answer_forms import answers_from_post
 from projects.configuration import load_config
+from projects.configuration.scheme_options import SchemeEntry
 from projects.models import Annotation
 from projects.schemes import known_types, scheme_type
 from projects.schemes.base import _REGISTRY, SchemeType
-from projects.services import import_project
+from projects.services import ProjectImportError, import_project
 from projects.validation import AnswerError, UnitContext, validate_answers
 
 from .factories import MembershipFactory, UserFactory
@@ -58,7 +59,7 @@ def test_the_registry_serves_every_type_a_configuration_stores(tmp_path):
     for name in stored:
         kind = scheme_type(name)
         assert (Path(settings.BASE_DIR) / "templates" / kind.template).is_file(), name
-        assert kind.Options is None
+        assert issubclass(kind.Options, SchemeEntry), name
     measures = {name: scheme_type(name).measure for name in stored}
     assert measures["radio"] == "nominal" and measures["likert"] == "ordinal"
     assert measures["multiselect"] == "label_set" and measures["text"] is None
@@ -171,17 +172,27 @@ def test_a_type_with_split_table_columns_keeps_them_when_named():
 # --------------------------------------------------------------------------- a new type
 
 NEW_TYPE = """
+from projects.configuration.fields import between
+from projects.configuration.scheme_options import SchemeEntry
 from projects.schemes.base import WHOLE, SchemeType
+
+
+class StarsOptions(SchemeEntry):
+    stars: between(2, 10) = 5
+
+    def options(self):
+        return {{**super().options(), "stars": self.stars}}
 
 
 class Stars(SchemeType):
     types = ("{name}",)
     template = "test_schemes/stars.html"
     measure = "ordinal"
+    Options = StarsOptions
 
     @classmethod
     def validate(cls, value, options, unit, limits):
-        top = int(options.get("stars") or 5)
+        top = options["stars"]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise ValueError(f"give from 1 to {{top}} stars")
         return value
@@ -232,13 +243,28 @@ def test_a_new_type_is_drawn_stored_and_measured_on_the_platform(client, new_typ
     (tmp_path / "d.jsonl").write_text('{"id": "doc1", "text": "One"}\n')
     (tmp_path / "c.yaml").write_text(
         "annotation_task_name: Stars\ndata_files: [d.jsonl]\n"
-        "annotation_schemes:\n  - {annotation_type: text, name: rating}\n"
+        f"annotation_schemes:\n  - {{annotation_type: {new_type}, name: rating, stars: 1}}\n"
     )
+    # The configuration reads the type's options with its own model ...
+    with pytest.raises(
+        ProjectImportError, match=r"annotation_schemes\[0\]\.stars: must be between 2"
+    ):
+        import_project(config_path=tmp_path / "c.yaml", slug="stars")
+    (tmp_path / "c.yaml").write_text(
+        (tmp_path / "c.yaml").read_text().replace("stars: 1", "stars: 5, stras: 4")
+    )
+    with pytest.raises(ProjectImportError, match=r"\.stras: unknown key; did you mean 'stars'"):
+        import_project(config_path=tmp_path / "c.yaml", slug="stars")
+    (tmp_path / "c.yaml").write_text((tmp_path / "c.yaml").read_text().replace(", stras: 4", ""))
     project = import_project(config_path=tmp_path / "c.yaml", slug="stars").project
-    # The configuration's options for the type are the other half of adding it; here the
-    # stored scheme is given the new type directly.
-    project.config["schemes"] = [{"name": "rating", "type": new_type, "options": {}}]
-    project.save()
+    assert project.schemes == [
+        {
+            "name": "rating",
+            "type": new_type,
+            "description": "",
+            "options": {"required": False, "stars": 5},
+        }
+    ]
     user = UserFactory(username="rater")
     MembershipFactory(user=user, project=project)
     client.force_login(user)
