@@ -29,7 +29,7 @@ def compute_report(*, project: Project) -> AgreementReport:
                 {
                     "name": s["name"],
                     "type": s["type"],
-                    "options": s.get("options") or {},
+                    "options": s["options"],
                     "measure": scheme_type(s["type"]).measure,
                 }
                 for s in project.schemes

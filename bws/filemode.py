@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import rankdata
 
 from bws.core.bootstrap import DEFAULT_RESAMPLES, Intervals, bootstrap_intervals
 from bws.core.judgments import Judgments, build_judgments
@@ -28,6 +27,7 @@ from bws.core.scoring import (
     METHODS,
     Scores,
     fit,
+    score_ranks,
 )
 from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
@@ -122,9 +122,8 @@ class Study:
         return sum(1 if n == size else math.ceil(n * r / size) for n in pools)
 
     def default_output(self, scheme: Scheme) -> Path:
-        scoring = scheme.options.get("scoring") or {}
-        if scoring.get("output_file"):
-            return Path(self.config.base_dir) / scoring["output_file"]
+        if scheme.scoring.output_file:
+            return Path(self.config.base_dir) / scheme.scoring.output_file
         return self.config.output_dir() / DEFAULT_SCORES_FILE
 
 
@@ -155,9 +154,8 @@ def score_tables(config: ProjectConfig) -> tuple[Path, ...]:
     they may share the output directory with the answers, and are never read as answers."""
     tables = [config.output_dir() / DEFAULT_SCORES_FILE]
     for scheme in config.bws_schemes:
-        output = (scheme.options.get("scoring") or {}).get("output_file")
-        if output:
-            tables.append(Path(config.base_dir) / output)
+        if scheme.scoring.output_file:
+            tables.append(Path(config.base_dir) / scheme.scoring.output_file)
     return tuple(tables)
 
 
@@ -200,17 +198,8 @@ def read_tuple_file(path: str | Path) -> dict[str, list[str]]:
 
 
 def scheme_scoring(scheme: Scheme) -> dict:
-    """The scheme's scoring options with defaults (method, include_confidence, iterations)."""
-    options = {
-        "method": "counting",
-        "include_confidence": True,
-        "bootstrap_iterations": DEFAULT_RESAMPLES,
-        "output_file": None,
-    }
-    options.update(
-        {k: v for k, v in (scheme.options.get("scoring") or {}).items() if v is not None}
-    )
-    return options
+    """The scheme's scoring options (method, include_confidence, iterations, output file)."""
+    return scheme.scoring.options()
 
 
 # --------------------------------------------------------------------------- scoring
@@ -276,13 +265,13 @@ class ScoreRow:
 def score_table(item_ids: list[str], texts: list[str], report: ScoreReport) -> list[ScoreRow]:
     """One row per item, sorted by score (highest first), rank 1 for the best.
 
-    Items never shown have no score or rank and come last; tied scores share a rank.
+    Items never shown have no score or rank and come last; scores tied within the fit's
+    precision share a rank (bws.core.scoring.score_ranks).
     """
     scores = report.scores
     shown = scores.appearances > 0
     values = scores.scores
-    ranks = np.zeros(len(item_ids), dtype=np.int64)
-    ranks[shown] = rankdata(-np.round(values[shown], 12), method="min").astype(np.int64)
+    ranks = score_ranks(scores)
     order = sorted(
         range(len(item_ids)),
         key=lambda i: (not shown[i], -values[i] if shown[i] else 0.0, i),
@@ -398,9 +387,10 @@ def format_stats(
     if reliability is None or math.isnan(reliability.mean):
         lines.append("Split-Half Reliability: not available (too few judgments)")
     else:
+        brown = reliability.spearman_brown
         lines.append(
             f"Split-Half Reliability: r = {reliability.mean:.2f} "
-            f"(Spearman-Brown {reliability.spearman_brown:.2f}; "
+            f"(Spearman-Brown {'undefined, r < 0' if brown is None else f'{brown:.2f}'}; "
             f"sd {reliability.std:.2f} over {reliability.trials} splits)"
         )
         if reliability.splits_tuples:

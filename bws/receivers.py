@@ -16,11 +16,9 @@ def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
     if bws is None or not config.bws_schemes:
         return
     for index, scheme in enumerate(config.schemes):
-        scoring = scheme.options.get("scoring") or {}
-        if scheme.is_bws and scoring.get("include_confidence", True):
-            refusal = services.resamples_refusal(
-                len(data.items), scoring.get("bootstrap_iterations", 0)
-            )
+        scoring = scheme.scoring
+        if scheme.is_bws and scoring.include_confidence:
+            refusal = services.resamples_refusal(len(data.items), scoring.bootstrap_iterations)
             if refusal:
                 where = (
                     "bws_config.scoring"

@@ -10,7 +10,7 @@ from .models import BwsTuple, ItemScore, ScoreRun
 
 
 def bws_scheme_names(project: Project) -> list[str]:
-    return [s["name"] for s in project.schemes if s.get("type") == "bws"]
+    return [s.name for s in project.settings.bws_schemes]
 
 
 def judgments_for(project: Project, scheme: str) -> Judgments:
@@ -23,7 +23,7 @@ def judgments_for(project: Project, scheme: str) -> Judgments:
     )
     n_items = Item.objects.filter(project=project).count()
     if not rows:
-        size = (project.config.get("bws") or {}).get("tuple_size") or 4
+        size = project.settings.tuple_size
         empty = np.zeros(0, dtype=np.int64)
         return Judgments(
             items=np.zeros((0, size), dtype=np.int64),

@@ -15,7 +15,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from projects import events
-from projects.configuration import ProjectConfig, Scheme
+from projects.configuration import ProjectConfig
 from projects.datafiles import LoadedData
 from projects.models import Unit
 from projects.queueing import send_task
@@ -198,9 +198,9 @@ def scoring_options(project, scheme: str) -> dict:
     """The scheme's scoring settings with defaults (method, intervals, resamples, output)."""
     from .filemode import scheme_scoring
 
-    for entry in project.schemes:
-        if entry["name"] == scheme and entry.get("type") == "bws":
-            return scheme_scoring(Scheme(**entry))
+    for entry in project.settings.bws_schemes:
+        if entry.name == scheme:
+            return scheme_scoring(entry)
     raise ValueError(f"no best-worst scheme named {scheme!r} in {project.slug}")
 
 
@@ -229,7 +229,7 @@ def request_run(
     refusal = resamples_refusal(n_items, bootstrap)
     if refusal:
         raise ValueError(f"bootstrap: {refusal}")
-    seed = (project.config.get("bws") or {}).get("seed", 42)
+    seed = project.settings.seed
     return ScoreRun.objects.create(
         project=project,
         scheme=scheme,
@@ -507,7 +507,7 @@ def start_recompute(project) -> str:
 
     now = timezone.now()
     ScoringState.objects.filter(project=project).update(dirty=False, scheduled_at=now)
-    schemes = [s["name"] for s in project.schemes if s.get("type") == "bws"]
+    schemes = [s.name for s in project.settings.bws_schemes]
     auto = [name for name in schemes if scoring_options(project, name).get("auto_compute", True)]
     for name in auto:
         run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)

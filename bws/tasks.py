@@ -15,6 +15,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.utils import timezone
 
+from projects.configuration import DEFAULT_SEED
 from projects.models import Project
 
 from . import services
@@ -25,7 +26,9 @@ log = logging.getLogger(__name__)
 
 
 @shared_task(name="bws.design_summary", ignore_result=False)
-def design_summary_task(n_items: int, tuple_size: int, appearances: int, seed: int = 42) -> dict:
+def design_summary_task(
+    n_items: int, tuple_size: int, appearances: int, seed: int = DEFAULT_SEED
+) -> dict:
     """Design tuples in a worker and return their summary (used to check workers end to end)."""
     tuples = balanced_tuples(n_items, tuple_size, appearances, seed=seed)
     summary = design_summary(tuples, n_items)

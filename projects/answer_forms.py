@@ -29,9 +29,7 @@ def answers_from_post(schemes: list[dict], post: QueryDict) -> dict:
     for scheme in schemes:
         name = scheme["name"]
         try:
-            answers[name] = scheme_type(scheme["type"]).from_post(
-                name, scheme.get("options") or {}, post
-            )
+            answers[name] = scheme_type(scheme["type"]).from_post(name, scheme["options"], post)
         except ValueError as exc:
             errors[name] = str(exc)
     if errors:

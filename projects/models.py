@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from projects.configuration import ProjectConfig
+
 
 class Lab(models.Model):
     name = models.CharField(max_length=200)
@@ -76,16 +78,22 @@ class Project(models.Model):
         return self.name
 
     @property
+    def settings(self) -> ProjectConfig:
+        """The stored configuration as typed objects, every default filled in."""
+        return ProjectConfig.from_dict(self.config)
+
+    @property
     def notices(self) -> list[str]:
-        return list(self.config.get("notices", []))
+        return self.settings.notices
 
     @property
     def schemes(self) -> list[dict]:
-        return list(self.config.get("schemes", []))
+        """The schemes in their stored form ({name, type, description, options})."""
+        return [scheme.model_dump(mode="json") for scheme in self.settings.schemes]
 
     @property
     def is_bws(self) -> bool:
-        return any(scheme.get("type") == "bws" for scheme in self.schemes)
+        return bool(self.settings.bws_schemes)
 
 
 class Membership(models.Model):

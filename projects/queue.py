@@ -30,22 +30,18 @@ class QueuePolicy:
 
     @classmethod
     def of(cls, project: Project) -> "QueuePolicy":
-        config = project.config
+        config = project.settings
         return cls(
-            strategy=config.get("assignment_strategy") or "least_annotated",
-            cap=config.get("num_annotators_per_item"),
-            max_per_user=config.get("max_annotations_per_user"),
-            lease=timedelta(minutes=_lease_minutes(config.get("lease_minutes"))),
+            strategy=config.assignment_strategy,
+            cap=config.num_annotators_per_item,
+            max_per_user=config.max_annotations_per_user,
+            lease=timedelta(minutes=_lease_minutes(config.lease_minutes)),
         )
 
 
-def _lease_minutes(value) -> int:
+def _lease_minutes(minutes: int) -> int:
     """The stored lease, within the site's limit: a config stored before the limit existed
     cannot push a lease past what a datetime holds."""
-    try:
-        minutes = int(value or 30)
-    except (TypeError, ValueError):
-        minutes = 30
     return min(max(minutes, 1), settings.QUEUE_MAX_LEASE_MINUTES)
 
 

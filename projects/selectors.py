@@ -101,7 +101,7 @@ class Progress:
 
 def units_required(project: Project) -> int:
     """How many annotators complete each unit: num_annotators_per_item, or one."""
-    return int(project.config.get("num_annotators_per_item") or 1)
+    return project.settings.num_annotators_per_item or 1
 
 
 def project_progress(projects) -> dict[int, Progress]:
@@ -148,7 +148,7 @@ def lab_members(lab: Lab) -> QuerySet[LabMembership]:
 def _item_display(project: Project) -> dict:
     """How the tuple's items are shown: by the first scheme whose type shows items."""
     for scheme in project.schemes:
-        display = scheme_type(scheme["type"]).item_display(scheme.get("options") or {})
+        display = scheme_type(scheme["type"]).item_display(scheme["options"])
         if display is not None:
             return display
     return {}
@@ -200,14 +200,14 @@ def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
     if unit.instance_id is None:
         return []
     data = unit.instance.data or {}
-    display = project.config.get("instance_display") or []
-    if display:
+    config = project.settings
+    if config.instance_display:
         return [
-            {"key": f["key"], "label": f.get("label") or f["key"], "value": data.get(f["key"])}
-            for f in display
-            if f.get("key") in data
+            {"key": f["key"], "label": f["label"], "value": data[f["key"]]}
+            for f in config.instance_display
+            if f["key"] in data
         ]
-    id_key = (project.config.get("item_properties") or {}).get("id_key", "id")
+    id_key = config.id_key
     return [
         {"key": k, "label": k, "value": v}
         for k, v in data.items()
@@ -219,7 +219,7 @@ def drawn_fields(project: Project) -> list[str]:
     """Instance fields the schemes draw on the page (e.g. trace steps, segment media)."""
     keys: list[str] = []
     for scheme in project.schemes:
-        keys.extend(scheme_type(scheme["type"]).drawn_fields(scheme.get("options") or {}))
+        keys.extend(scheme_type(scheme["type"]).drawn_fields(scheme["options"]))
     return keys
 
 
@@ -252,7 +252,7 @@ def my_progress(project: Project, user) -> Progress:
     done = Assignment.objects.filter(
         project=project, annotator=user, status=Assignment.Status.COMPLETED
     ).count()
-    cap = project.config.get("max_annotations_per_user")
+    cap = project.settings.max_annotations_per_user
     total = Unit.objects.filter(project=project).count()
     return Progress(done=done, total=min(total, cap) if cap else total)
 

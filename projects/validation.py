@@ -96,14 +96,15 @@ def validate_answers(
         if name not in by_name:
             errors[_field(name)] = f"no scheme named {short(name)} in this project"
     for name, scheme in by_name.items():
-        options = scheme.get("options") or {}
+        kind = scheme_type(scheme["type"])
+        options = scheme["options"]
         value = answers.get(name)
         if is_empty(value):
-            if enforce_required and options.get("required"):
+            if enforce_required and options["required"]:
                 errors[name] = "an answer is required"
             continue
         try:
-            cleaned[name] = scheme_type(scheme["type"]).validate(value, options, unit, bounds)
+            cleaned[name] = kind.validate(value, options, unit, bounds)
         except ValueError as exc:
             errors[name] = str(exc)
     if errors:

@@ -75,7 +75,7 @@ def project_detail(request, slug):
         "projects/project_detail.html",
         {
             "project": project,
-            "config": project.config,
+            "config": project.settings,
             "progress": progress,
             "overview": overview,
             "items": items,
@@ -221,7 +221,7 @@ def _scheme_views(project, payload, answers, posted=None):
     views = []
     for scheme in project.schemes:
         kind = scheme_type(scheme["type"])
-        options = scheme.get("options") or {}
+        options = scheme["options"]
         value = answers.get(scheme["name"])
         view = {
             "scheme": scheme,

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .design import Scoring
 from .vocabulary import (
     BWS_TYPE,
     DEFAULT_ANSWER_FORMAT,
@@ -53,6 +54,11 @@ class Scheme(_Normal):
     def is_bws(self) -> bool:
         return self.type == BWS_TYPE
 
+    @property
+    def scoring(self) -> Scoring:
+        """How a BWS scheme is scored (the defaults for any other scheme)."""
+        return Scoring.model_validate(self.options.get("scoring") or {})
+
 
 class ProjectConfig(_Normal):
     """The normal form of a project configuration, whichever dialect it was written in."""
@@ -76,6 +82,8 @@ class ProjectConfig(_Normal):
     bws: BwsDesign | None = None
     notices: list[str] = []
     source: str = "config.yaml"
+    # What the tuple design reported when the project was built (stored by the platform).
+    design_summary: list[str] = []
 
     @property
     def bws_schemes(self) -> list[Scheme]:

@@ -124,6 +124,7 @@ def test_dialect_a_reference_example_normalises():
         },
         "notices": [],
         "source": "config.yaml",
+        "design_summary": [],
     }
     assert config.data_paths() == [EXAMPLES / "mt_bws" / "data" / "mt_systems.jsonl"]
     assert config.output_dir() == EXAMPLES / "mt_bws" / "annotation_output"

@@ -53,7 +53,7 @@ def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
         item.item_id: SYSTEM_QUALITY.get(item.data.get("system"), 0.0) + rng.normal(0, 0.5)
         for item in project.items.all()
     }
-    schemes = [s["name"] for s in project.schemes if s.get("type") == "bws"]
+    schemes = [s.name for s in project.settings.bws_schemes]
     count = 0
     for name in SIMULATED_RATERS:
         user, created = User.objects.get_or_create(username=name, defaults={"is_active": False})
