@@ -50,8 +50,10 @@ class Dialect(StrEnum):
 
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
-# The BWS page binds worst to q..i, so eight items is the most a tuple can hold.
-MIN_TUPLE_SIZE, MAX_TUPLE_SIZE = 3, 8
+# The BWS page binds best to 1, 2, ... and worst to these keys, one per item of a tuple,
+# so their number is the most items a tuple can hold.
+WORST_KEYS = "qwertyui"
+MIN_TUPLE_SIZE, MAX_TUPLE_SIZE = 3, len(WORST_KEYS)
 
 DEFAULT_TUPLE_SIZE = 4
 DEFAULT_APPEARANCES = 8

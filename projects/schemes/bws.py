@@ -13,12 +13,12 @@ from projects.configuration.vocabulary import (
     DEFAULT_WORST_LABEL,
     MAX_TUPLE_SIZE,
     MIN_TUPLE_SIZE,
+    WORST_KEYS,
 )
 
 from .base import SchemeType, short
 
 # The keys choosing the worst item, by position; the best is 1..8 (so at most 8 items).
-WORST_KEYS = "qwertyui"
 
 
 class BwsOptions(SchemeEntry):

@@ -70,8 +70,9 @@
         return;
       }
       var scheme = activeScheme();
-      var done = /^[1-8]$/.test(key) ? choose(scheme, "best", key)
-        : /^[qwertyui]$/.test(key) ? choose(scheme, "worst", key) : false;
+      // The page names each item's keys (data-key); any other key is left alone.
+      var done = /^[a-z0-9]$/.test(key) &&
+        (choose(scheme, "best", key) || choose(scheme, "worst", key));
       if (done) {
         event.preventDefault();
         if (complete(scheme)) chosenScheme = null;
