@@ -55,7 +55,8 @@ def krippendorff_alpha(data, level: str = "nominal") -> Coefficient:
     """Krippendorff's alpha, 1 - observed / expected disagreement, on units with >= 2 values.
 
     Nominal and ordinal go through the coincidence counts of the values; interval uses the
-    closed form with squared differences, which needs no values x values table.
+    closed form with squared differences on centred values, which needs no values x values
+    table. Data with one value throughout is undefined (None with the reason).
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
@@ -72,12 +73,17 @@ def krippendorff_alpha(data, level: str = "nominal") -> Coefficient:
     n = float(values.size)
 
     if level == "interval":
-        sums = np.bincount(unit_index, values)
-        squares = np.bincount(unit_index, values * values)
-        # Sum over ordered pairs i != j within a unit of (v_i - v_j)^2 = 2 m S2 - 2 S1^2.
-        within = (2.0 * m_u * squares - 2.0 * sums * sums) / (m_u - 1.0)
-        centred = values - values.mean()
-        between = 2.0 * n * float(np.sum(centred * centred))
+        if values.max() == values.min():
+            return Coefficient(
+                None, "every value is the same: expected disagreement is zero", n_units
+            )
+        # Centred data, so an offset common to all values (1e8 + x) cannot cancel digits.
+        values = values - values.mean()
+        unit_mean = np.bincount(unit_index, values) / m_u
+        deviation = values - unit_mean[unit_index]
+        # Sum over ordered pairs i != j within a unit of (v_i - v_j)^2 = 2 m sum (v - mean)^2.
+        within = 2.0 * m_u * np.bincount(unit_index, deviation * deviation) / (m_u - 1.0)
+        between = 2.0 * n * float(np.sum(values * values))
         observed, expected = float(within.sum()), between / (n - 1.0)
         return _alpha(observed, expected, n_units)
 

@@ -22,16 +22,24 @@ _CORNER_SIGNS = np.array([[0.5, 0.5], [-0.5, 0.5], [-0.5, -0.5], [0.5, -0.5]])
 
 
 def box_array(boxes: Sequence | np.ndarray) -> np.ndarray:
-    """An (n, 7) float array of boxes from rows or interchange dicts (center, size, yaw)."""
+    """An (n, 7) float array of boxes from rows or interchange dicts (center, size, yaw).
+
+    Booleans are refused (ValueError naming the column): true is not a yaw of 1 radian.
+    """
     if isinstance(boxes, np.ndarray):
         array = np.asarray(boxes, dtype=float)
         return array.reshape(-1, 7) if array.size else np.zeros((0, 7))
     rows = []
     for box in boxes:
         if isinstance(box, Mapping):
-            rows.append([*box["center"], *box["size"], box.get("yaw", 0.0) or 0.0])
+            yaw = box.get("yaw")
+            rows.append([*box["center"], *box["size"], 0.0 if yaw is None else yaw])
         else:
             rows.append(list(box))
+    for row in rows:
+        for column, value in zip(BOX_COLUMNS, row, strict=False):
+            if type(value) is bool:
+                raise ValueError(f"box {column} must be a number, got {value} (a boolean)")
     array = np.asarray(rows, dtype=float)
     return array.reshape(-1, 7) if array.size else np.zeros((0, 7))
 
@@ -87,8 +95,13 @@ def box3d_iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def box3d_iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(p,) exact 3D IoU of box ``a[k]`` with box ``b[k]`` for each row k of two (p, 7) arrays.
 
-    Pairs whose bounding circles or height ranges do not meet are 0 without clipping; the
-    rest go through the batched polygon intersection in chunks.
+    Each pair is computed about its own origin (the midpoint of the two centres), so boxes
+    far from the world origin keep every digit of their size; yaw is taken modulo pi (a
+    rectangle turned half a turn is the same rectangle). Pairs whose bounding circles or
+    height ranges do not meet are 0 without clipping; the rest go through the batched
+    polygon intersection in chunks. Zero-volume boxes (a side of length 0): IoU 1 when the
+    two are the same point set (corners and height range within SAME_BOX_TOLERANCE of the
+    larger box's largest side), else 0.
     """
     a, b = box_array(a), box_array(b)
     if a.shape != b.shape:
@@ -97,6 +110,7 @@ def box3d_iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     iou = np.zeros(p)
     if p == 0:
         return iou
+    a, b = _local_pair(a, b)
     vertical = np.minimum(a[:, 2] + a[:, 5] / 2, b[:, 2] + b[:, 5] / 2) - np.maximum(
         a[:, 2] - a[:, 5] / 2, b[:, 2] - b[:, 5] / 2
     )
@@ -104,7 +118,7 @@ def box3d_iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     near = (vertical > 0) & (np.hypot(a[:, 0] - b[:, 0], a[:, 1] - b[:, 1]) < reach)
     volume_a = a[:, 3] * a[:, 4] * a[:, 5]
     volume_b = b[:, 3] * b[:, 4] * b[:, 5]
-    candidates = np.flatnonzero(near)
+    candidates = np.flatnonzero(near & (volume_a > 0) & (volume_b > 0))
     for start in range(0, len(candidates), CHUNK_PAIRS):
         index = candidates[start : start + CHUNK_PAIRS]
         area = rectangle_intersection_area(a[index], b[index])
@@ -112,11 +126,45 @@ def box3d_iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         union = volume_a[index] + volume_b[index] - inter
         with np.errstate(invalid="ignore", divide="ignore"):
             iou[index] = np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
-    # Zero-volume boxes: identical ones agree, any other pair does not.
-    empty_union = (volume_a + volume_b) <= 0
-    if empty_union.any():
-        iou[empty_union] = np.all(a[empty_union] == b[empty_union], axis=1).astype(float)
+    empty = (volume_a <= 0) & (volume_b <= 0)
+    if empty.any():
+        iou[empty] = same_boxes(a[empty], b[empty]).astype(float)
     return np.clip(iou, 0.0, 1.0)
+
+
+# Two boxes are the same box when their corners and height ranges differ by at most this
+# share of the larger box's largest side (used for zero-volume boxes, which have no IoU).
+SAME_BOX_TOLERANCE = 1e-9
+
+
+def same_boxes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(p,) whether boxes a[k] and b[k] are the same point set, within SAME_BOX_TOLERANCE.
+
+    Compares the bird's-eye corners as sets (so yaw 0, pi and 2 pi, or a square's quarter
+    turns, are one box) and the height ranges; boxes of size 0 (points) must coincide.
+    """
+    a, b = _local_pair(box_array(a), box_array(b))
+    scale = np.maximum(a[:, 3:6].max(axis=1), b[:, 3:6].max(axis=1))
+    tolerance = SAME_BOX_TOLERANCE * scale
+    corners_a, corners_b = bev_corners(a), bev_corners(b)
+    gap = np.hypot(*np.moveaxis(corners_a[:, :, None, :] - corners_b[:, None, :, :], -1, 0))
+    corners_match = (gap.min(axis=2).max(axis=1) <= tolerance) & (
+        gap.min(axis=1).max(axis=1) <= tolerance
+    )
+    low = np.abs((a[:, 2] - a[:, 5] / 2) - (b[:, 2] - b[:, 5] / 2))
+    high = np.abs((a[:, 2] + a[:, 5] / 2) - (b[:, 2] + b[:, 5] / 2))
+    return corners_match & (low <= tolerance) & (high <= tolerance)
+
+
+def _local_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of the paired boxes about the midpoint of each pair's centres, yaw mod pi."""
+    origin = 0.5 * (a[:, :3] + b[:, :3])
+    a, b = a.copy(), b.copy()
+    a[:, :3] -= origin
+    b[:, :3] -= origin
+    a[:, 6] = np.mod(a[:, 6], np.pi)
+    b[:, 6] = np.mod(b[:, 6], np.pi)
+    return a, b
 
 
 def bev_corners(boxes: np.ndarray) -> np.ndarray:
@@ -139,8 +187,9 @@ def rectangle_intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     corners_a, corners_b = bev_corners(a), bev_corners(b)
     p = len(a)
-    scale = np.maximum(np.abs(corners_a).max(axis=(1, 2)), np.abs(corners_b).max(axis=(1, 2)))
-    eps = _EPS * np.maximum(scale, 1.0)
+    # A length: the larger footprint's largest side (callers centre each pair first).
+    size = np.maximum(a[:, 3:5].max(axis=1), b[:, 3:5].max(axis=1))
+    eps = _EPS * size
 
     inside_a = _inside(corners_b, corners_a, eps)  # corners of b inside a: (p, 4)
     inside_b = _inside(corners_a, corners_b, eps)  # corners of a inside b
@@ -184,10 +233,12 @@ def rectangle_intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _inside(points: np.ndarray, polygon: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """(p, k) whether each of the (p, k, 2) points lies in the (p, 4, 2) CCW polygon."""
+    """(p, k) whether each of the (p, k, 2) points lies in the (p, 4, 2) CCW polygon, or
+    within the length ``eps`` (p,) outside an edge."""
     start = polygon[:, None, :, :]  # (p, 1, 4, 2)
     edge = np.roll(polygon, -1, axis=1)[:, None, :, :] - start
     offset = points[:, :, None, :] - start  # (p, k, 4, 2)
     cross = edge[..., 0] * offset[..., 1] - edge[..., 1] * offset[..., 0]
     length = np.hypot(edge[..., 0], edge[..., 1])
-    return np.all(cross >= -eps[:, None, None] * np.maximum(length, 1.0), axis=2)
+    # cross / length is the signed distance from the edge's line: compare lengths.
+    return np.all(cross >= -eps[:, None, None] * length, axis=2)

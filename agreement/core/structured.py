@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import chain, combinations
 from typing import Any
 
 import numpy as np
@@ -94,13 +94,19 @@ def _fast_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
                 raise TypeError
             spans[annotator] = (len(rows), len(value))
             rows.extend(
-                (*box["center"], *box["size"], box.get("yaw") or 0.0, len(box["center"]))
+                (
+                    *box["center"],
+                    *box["size"],
+                    0.0 if box.get("yaw") is None else box["yaw"],
+                    len(box["center"]),
+                )
                 for box in value
             )
             labels.extend(str(box.get("label", "")) for box in value)
     array = np.array(rows) if rows else np.zeros((0, 8))
     if (
-        array.dtype.kind not in "if"
+        _has_boolean(rows)
+        or array.dtype.kind not in "if"
         or array.shape != (len(rows), 8)
         or not np.all(array[:, 7] == 3)
         or not np.isfinite(array).all()
@@ -123,6 +129,7 @@ def _checked_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
                 if not isinstance(box, Mapping):
                     raise ObjectError(f"{where}: expected an object, got {box!r}")
                 center, size = box.get("center"), box.get("size")
+                _refuse_booleans(box, ("center", "size", "yaw"), where)
                 if not _numbers(center, 3) or not _numbers(size, 3):
                     raise ObjectError(f"{where}: needs center [x, y, z] and size [l, w, h]")
                 if min(size) < 0:
@@ -166,7 +173,8 @@ def _fast_segments(units: Mapping[Any, Mapping[str, Any]], tiered: bool) -> Obje
                 tiers.extend(str(segment.get("tier", "")) for segment in value)
     array = np.array(rows) if rows else np.zeros((0, 2))
     if (
-        array.dtype.kind not in "if"
+        _has_boolean(rows)
+        or array.dtype.kind not in "if"
         or array.shape != (len(rows), 2)
         or not np.isfinite(array).all()
         or (array[:, 1] < array[:, 0]).any()
@@ -189,6 +197,7 @@ def _checked_segments(units: Mapping[Any, Mapping[str, Any]], tiered: bool) -> O
                 if not isinstance(segment, Mapping):
                     raise ObjectError(f"{where}: expected an object, got {segment!r}")
                 bounds = [segment.get("start"), segment.get("end")]
+                _refuse_booleans(segment, ("start", "end"), where)
                 if not _numbers(bounds, 2):
                     raise ObjectError(f"{where}: needs numeric start and end (seconds)")
                 if bounds[1] < bounds[0]:
@@ -302,6 +311,24 @@ def _object_list(value: Any, item: Any, annotator: str) -> list:
             f"item {item!r}, annotator {annotator!r}: expected a list of objects, got {value!r}"
         )
     return value
+
+
+def _has_boolean(rows: list[tuple]) -> bool:
+    """Whether any value of the rows is a boolean (true is not the number 1 here)."""
+    return bool in set(map(type, chain.from_iterable(rows)))
+
+
+def _refuse_booleans(obj: Mapping, fields: Sequence[str], where: str) -> None:
+    """ObjectError naming the first field (or list entry) of ``obj`` that is a boolean."""
+    for name in fields:
+        value = obj.get(name)
+        entries = enumerate(value) if type(value) in (list, tuple) else [(None, value)]
+        for index, entry in entries:
+            if type(entry) is bool:
+                field_name = name if index is None else f"{name}[{index}]"
+                raise ObjectError(
+                    f"{where}: {field_name} must be a number, got {str(entry).lower()} (a boolean)"
+                )
 
 
 def _numbers(value: Any, length: int) -> bool:
