@@ -5,6 +5,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -13,7 +14,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from . import events
-from .configuration import ConfigError, ProjectConfig, load_config, parse_yaml
+from .configuration import ConfigError, ProjectConfig, load_config, parse_config, parse_yaml
 from .datafiles import LoadedData, load_items
 from .limits import Limits
 from .models import (
@@ -117,6 +118,7 @@ def import_project(
     slug: str | None = None,
     trusted: bool = False,
     storage_folder: str | None = None,
+    parsed: Any = None,
 ) -> ImportResult:
     """Validate the config, read its data files and build the project with its tuples, or
     raise ProjectImportError and leave nothing behind.
@@ -125,11 +127,21 @@ def import_project(
     stay inside the config's folder; ``trusted`` (the operator's import_project command)
     reads the paths the config names. Either way the project gets a folder of its own
     (``storage_folder``, a hex name under PROJECT_FILES_ROOT: the upload's, or a new one)
-    and the worker writes only there. Every limit of settings applies."""
+    and the worker writes only there. Every limit of settings applies. ``parsed`` is the
+    file's YAML when the caller has read it already (the web upload), so it is parsed once."""
     config_path = Path(config_path)
     limits = current_limits()
     try:
-        config = load_config(config_path, trusted=trusted, limits=limits)
+        if parsed is None:
+            config = load_config(config_path, trusted=trusted, limits=limits)
+        else:
+            config = parse_config(
+                parsed,
+                config_path.name,
+                config_path.resolve().parent,
+                trusted=trusted,
+                limits=limits,
+            )
         data = load_items(config, limits=limits)
         events.plan_project(config=config, data=data, limits=limits)
         config_source = config_path.read_text(encoding="utf-8")
@@ -273,9 +285,10 @@ def store_units(*, project: Project, kind: str, rows: list[tuple], seed: int) ->
     return pks
 
 
-def store_uploaded_project(*, config_file, data_files) -> Path:
+def store_uploaded_project(*, config_file, data_files) -> tuple[Path, Any]:
     """Save an uploaded YAML config and its data files in a new folder of their own under
-    PROJECT_FILES_ROOT; return the config's path (ProjectImportError if they are too large).
+    PROJECT_FILES_ROOT; return the config's path and its parsed YAML (None when it does not
+    parse: the import reports why). ProjectImportError if they are too large.
 
     Data files are placed where the config's data_files entries point (matched by file name)
     when that place is inside the folder, so a config written for a folder layout such as
@@ -301,7 +314,7 @@ def store_uploaded_project(*, config_file, data_files) -> Path:
                 (folder / config_name).read_text(encoding="utf-8"), config_name, limits=limits
             )
         except (ConfigError, UnicodeDecodeError):
-            raw = {}  # the import reports the problem with its line
+            raw = None  # the import reports the problem with its line
         if isinstance(raw, dict):
             task_dir = raw.get("task_dir") if isinstance(raw.get("task_dir"), str) else "."
             entries = raw.get("data_files") or []
@@ -328,7 +341,7 @@ def store_uploaded_project(*, config_file, data_files) -> Path:
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return folder / config_name
+    return folder / config_name, raw
 
 
 def _upload_name(name: str | None) -> str:
@@ -361,7 +374,7 @@ def create_project_from_upload(*, config_file, data_files, lab: Lab, owner) -> I
 
     The upload is untrusted: every path in its config must stay inside its own folder,
     which becomes the project's folder."""
-    config_path = store_uploaded_project(config_file=config_file, data_files=data_files)
+    config_path, parsed = store_uploaded_project(config_file=config_file, data_files=data_files)
     try:
         return import_project(
             config_path=config_path,
@@ -369,6 +382,7 @@ def create_project_from_upload(*, config_file, data_files, lab: Lab, owner) -> I
             owner=owner,
             trusted=False,
             storage_folder=config_path.parent.name,
+            parsed=parsed,
         )
     except ProjectImportError:
         shutil.rmtree(config_path.parent, ignore_errors=True)

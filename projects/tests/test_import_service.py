@@ -197,3 +197,37 @@ def test_design_summary_is_stored_with_the_project():
     assert "repeated pairs: 0" in summary
     per_instance = import_project(config_path=EXAMPLES / "mt_tuples" / "config.yaml").project
     assert any("within 30 instances" in line for line in per_instance.config["design_summary"])
+
+
+@pytest.mark.django_db
+def test_the_config_is_parsed_once_per_import(monkeypatch, settings, tmp_path):
+    """Reading the YAML once: the web upload places the data files and builds the project
+    from one parse, and the operator's import reads the file once."""
+    import yaml
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from projects.services import create_project_from_upload
+
+    settings.PROJECT_FILES_ROOT = str(tmp_path / "files")
+    parses = Counter()
+    construct = yaml.SafeLoader.construct_document
+
+    def counted(loader, node):
+        parses["yaml"] += 1
+        return construct(loader, node)
+
+    monkeypatch.setattr(yaml.SafeLoader, "construct_document", counted)
+    example = EXAMPLES / "mt_bws"
+    create_project_from_upload(
+        config_file=SimpleUploadedFile("config.yaml", (example / "config.yaml").read_bytes()),
+        data_files=[
+            SimpleUploadedFile(
+                "mt_systems.jsonl", (example / "data" / "mt_systems.jsonl").read_bytes()
+            )
+        ],
+        lab=LabFactory(),
+        owner=UserFactory(),
+    )
+    assert parses["yaml"] == 1
+    import_project(config_path=example / "config.yaml", slug="again", trusted=True)
+    assert parses["yaml"] == 2
