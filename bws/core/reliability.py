@@ -4,13 +4,15 @@ As in the BWS literature (Kiritchenko and Mohammad's split-half script): per tup
 judgments are shuffled into two halves (an odd one goes to a random half); each half is
 scored by counting; the two score lists are correlated (Spearman, over items scored in
 both halves); this is repeated and the mean correlation reported, with the
-Spearman-Brown value 2r / (1 + r) beside it (the reliability at the full data size).
+Spearman-Brown value 2r / (1 + r) beside it (the reliability at the full data size),
+defined only for r >= 0 (None with a reason otherwise).
 With one judgment per tuple there is nothing to split within a tuple, so the tuples
 themselves are split in two.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -30,19 +32,39 @@ class SplitHalf:
 
     mean: float
     std: float
-    spearman_brown: float
+    spearman_brown: float | None
     trials: int
     split: str
     correlations: np.ndarray
+    # Why spearman_brown is None (undefined), else None.
+    spearman_brown_reason: str | None = None
 
     @property
     def splits_tuples(self) -> bool:
         return self.split == SPLIT_TUPLES
 
 
-def spearman_brown(r: float) -> float:
-    """Reliability of the full data from the correlation r of its two halves: 2r / (1 + r)."""
-    return 2.0 * r / (1.0 + r) if r > -1 else float("nan")
+def spearman_brown(r: float) -> float | None:
+    """Reliability of the full data from the correlation r of its two halves: 2r / (1 + r).
+
+    Defined for 0 <= r <= 1 only (two halves measuring the same thing correlate
+    positively); None otherwise, ``spearman_brown_reason`` says why.
+    """
+    return 2.0 * r / (1.0 + r) if spearman_brown_reason(r) is None else None
+
+
+def spearman_brown_reason(r: float) -> str | None:
+    """Why Spearman-Brown is undefined for the split-half correlation r (None if defined)."""
+    if r is None or not math.isfinite(r):
+        return "undefined: no split-half correlation"
+    if r < 0:
+        return (
+            f"undefined: the halves correlate negatively (r = {r:.3f}), so they do not "
+            "measure one thing that more data would measure better"
+        )
+    if r > 1:
+        return f"undefined: r = {r} exceeds 1"
+    return None
 
 
 def split_half(judgments: Judgments, *, trials: int = 100, seed=0) -> SplitHalf:
@@ -70,7 +92,15 @@ def split_half(judgments: Judgments, *, trials: int = 100, seed=0) -> SplitHalf:
         mean, std = float(np.nanmean(correlations)), float(np.nanstd(correlations))
     else:
         mean = std = float("nan")
-    return SplitHalf(mean, std, spearman_brown(mean), trials, split, correlations)
+    return SplitHalf(
+        mean,
+        std,
+        spearman_brown(mean),
+        trials,
+        split,
+        correlations,
+        spearman_brown_reason(mean),
+    )
 
 
 def half_masks(judgments: Judgments, *, trials: int, seed=0) -> tuple[str, Iterator[np.ndarray]]:
