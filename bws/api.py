@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from projects.access import managed_project_or_404
 
-from . import selectors, services, tasks
+from . import scheduling, selectors, services
 from .core.scoring import METHODS
 from .models import ItemScore, ScoreRun
 
@@ -101,7 +101,7 @@ class ScoresApi(APIView):
             )
         except ValueError as exc:  # a limit, e.g. SCORING_MAX_BOOTSTRAP_ITERATIONS
             raise ValidationError({"bootstrap": [str(exc)]}) from exc
-        services.send_task(tasks.score_run_task, run.pk)
+        scheduling.queue_run(run)
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -4,7 +4,7 @@ answers change and scores at once when an annotator logs out."""
 
 from projects.events import BuildRefused
 
-from . import services
+from . import scheduling, services
 from .core.design import DesignError, design_memory
 
 
@@ -69,12 +69,12 @@ def build_project_tuples(sender, *, project, config, data, instances, **kwargs):
 
 
 def schedule_scoring(sender, *, project_id, **kwargs) -> None:
-    services.note_answers(project_id)
+    scheduling.note_answers(project_id)
 
 
 def score_after_session(sender, *, user, **kwargs) -> None:
-    services.end_session(user)
+    scheduling.end_session(user)
 
 
 def catch_up_on_start(sender, **kwargs) -> None:
-    services.schedule_dirty_projects()
+    scheduling.schedule_dirty_projects()

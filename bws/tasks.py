@@ -18,7 +18,7 @@ from django.utils import timezone
 from projects.configuration import DEFAULT_SEED
 from projects.models import Project
 
-from . import services
+from . import scheduling, services
 from .core.design import balanced_tuples, design_summary
 from .models import ScoreRun, ScoringState
 
@@ -75,15 +75,15 @@ def recompute_project_task(project_id: int, force: bool = False) -> str:
     quiet_for = (timezone.now() - (state.last_answer_at or timezone.now())).total_seconds()
     if not force and quiet_for < settings.SCORING_SESSION_GAP:
         return "waiting"
-    if not services.claim_recompute(project_id):
+    if not scheduling.claim_recompute(project_id):
         return "clean"
-    return services.start_recompute(Project.objects.get(pk=project_id))
+    return scheduling.start_recompute(Project.objects.get(pk=project_id))
 
 
 @shared_task(name="bws.catch_up")
 def catch_up_task() -> int:
     """Start scoring for projects whose session ended; retry what a fault left behind."""
-    return services.schedule_dirty_projects()
+    return scheduling.schedule_dirty_projects()
 
 
 def _active_run_ids(app) -> set[int]:
@@ -102,6 +102,6 @@ def recover_runs_on_start(sender, **kwargs) -> None:
     """A worker that starts requeues the runs a dead worker left "running" (a SIGKILL, an
     out-of-memory kill, a crash), so their schemes are scored again at once."""
     try:
-        services.recover_runs_without_worker(_active_run_ids(sender.app))
+        scheduling.recover_runs_without_worker(_active_run_ids(sender.app))
     except Exception:  # never keep a worker from starting
         log.exception("could not look for runs left by a dead worker")

@@ -18,7 +18,7 @@ from projects.access import managed_project_or_404
 from projects.downloads import attachment
 from projects.models import Unit
 
-from . import charts, selectors, services, tasks
+from . import charts, scheduling, selectors, services
 from .core.scoring import METHOD_NAMES, METHODS
 from .models import ItemScore, ScoreRun
 
@@ -118,7 +118,7 @@ def rescore(request, slug):
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect(_dashboard_url(project, scheme))
-    if services.send_task(tasks.score_run_task, run.pk):
+    if scheduling.queue_run(run):
         messages.success(
             request, f"Scoring {scheme} with {METHOD_NAMES[run.method]}: this page updates itself."
         )

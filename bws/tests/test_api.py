@@ -3,7 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from bws import services
+from bws import scheduling, services
 from projects.models import Membership
 from projects.tests.factories import UserFactory
 
@@ -34,7 +34,7 @@ def test_latest_scores_with_items(api):
 
 def test_rescore_then_poll(api, monkeypatch):
     sent = []
-    monkeypatch.setattr(services, "send_task", lambda task, *a, **k: sent.append(a) or True)
+    monkeypatch.setattr(scheduling, "send_task", lambda task, *a, **k: sent.append(a) or True)
     response = api.post(
         "/api/v1/projects/mt/scores/",
         {"scheme": "overall_quality", "method": "counting", "bootstrap": 50},

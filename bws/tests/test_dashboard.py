@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from bws import services
+from bws import scheduling, services
 from bws.models import ScoreRun
 from projects.models import Membership
 from projects.tests.factories import UserFactory
@@ -56,7 +56,7 @@ def test_dashboard_is_for_managers_only(client, scored):
 
 def test_rescore_queues_a_run_with_the_chosen_method(manager_client, scored, monkeypatch):
     sent = []
-    monkeypatch.setattr(services, "send_task", lambda task, *a, **k: sent.append(a) or True)
+    monkeypatch.setattr(scheduling, "send_task", lambda task, *a, **k: sent.append(a) or True)
     response = manager_client.post(
         reverse("bws-rescore", args=["mt"]),
         {"scheme": "overall_quality", "method": "plackett_luce"},

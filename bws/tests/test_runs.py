@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from bws import services, tasks
+from bws import scheduling, services, tasks
 from bws.models import ItemScore, ScoreRun, ScoringState
 from projects.annotation_files import write_export
 from projects.answers import submit_answers
@@ -184,7 +184,7 @@ def sent(monkeypatch):
         calls.append((task.name, args, kwargs, countdown))
         return True
 
-    monkeypatch.setattr(services, "send_task", record)
+    monkeypatch.setattr(scheduling, "send_task", record)
     return calls
 
 
@@ -260,7 +260,7 @@ def broker_down(monkeypatch):
         calls.append(task.name)
         return not broker.down
 
-    monkeypatch.setattr(services, "send_task", send)
+    monkeypatch.setattr(scheduling, "send_task", send)
     broker.calls = calls
     return broker
 
@@ -292,7 +292,7 @@ def test_a_run_left_running_by_a_dead_worker_is_queued_again_and_scored(study, s
         status="running", started_at=timezone.now(), attempts=1
     )
     # a worker starts; another live worker reports `live` as its current task
-    assert services.recover_runs_without_worker({live.pk}) == 1
+    assert scheduling.recover_runs_without_worker({live.pk}) == 1
     run.refresh_from_db()
     assert run.status == "queued" and "worker stopped" in run.error
     assert ScoreRun.objects.get(pk=live.pk).status == "running"
@@ -308,7 +308,7 @@ def test_a_run_that_keeps_killing_its_worker_is_marked_failed(study, sent):
     ScoreRun.objects.filter(pk=run.pk).update(
         status="running", started_at=timezone.now(), attempts=settings.SCORING_RUN_ATTEMPTS
     )
-    assert services.recover_runs_without_worker(set()) == 0
+    assert scheduling.recover_runs_without_worker(set()) == 0
     run.refresh_from_db()
     assert run.status == "failed" and "worker stopped" in run.error
     assert sent == []

@@ -232,9 +232,9 @@ def fast_passwords(settings):
 @pytest.fixture
 def world(db, tmp_path, fast_passwords, monkeypatch):
     """The two-lab world (see World), built with no task sent to a broker."""
-    from bws import services as bws_services
+    from bws import scheduling as bws_scheduling
 
-    monkeypatch.setattr(bws_services, "send_task", lambda *a, **k: True)
+    monkeypatch.setattr(bws_scheduling, "send_task", lambda *a, **k: True)
     return build_world(tmp_path)
 
 

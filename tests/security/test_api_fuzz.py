@@ -136,9 +136,9 @@ def server_errors():
 
 @pytest.fixture(params=["annotator", "lab_admin"])
 def caller(request, transactional_db, tmp_path, fast_passwords, monkeypatch):
-    from bws import services as bws_services
+    from bws import scheduling as bws_scheduling
 
-    monkeypatch.setattr(bws_services, "send_task", lambda *a, **k: True)
+    monkeypatch.setattr(bws_scheduling, "send_task", lambda *a, **k: True)
     return Caller(build_world(tmp_path), request.param)
 
 
