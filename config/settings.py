@@ -289,7 +289,7 @@ ANSWER_MAX_DEPTH = int(os.environ.get("ANSWER_MAX_DEPTH", "20"))
 ANSWER_MAX_BYTES = int(os.environ.get("ANSWER_MAX_BYTES", str(1024 * 1024)))
 REQUEST_MAX_JSON_DEPTH = int(os.environ.get("REQUEST_MAX_JSON_DEPTH", "32"))
 REQUEST_MAX_JSON_BYTES = int(os.environ.get("REQUEST_MAX_JSON_BYTES", str(4 * 1024 * 1024)))
-# Project configs and data files (projects/configuration.py, projects/limits.py), checked
+# Project configs and data files (projects/configuration/, projects/limits.py), checked
 # at import before anything is allocated or stored. Defaults suit one 2-core, 24 GiB host.
 CONFIG_MAX_BYTES = int(os.environ.get("CONFIG_MAX_BYTES", str(256 * 1024)))
 CONFIG_MAX_YAML_NODES = int(os.environ.get("CONFIG_MAX_YAML_NODES", "20000"))
