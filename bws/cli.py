@@ -62,12 +62,23 @@ def _register_generate_tuples(subparsers: argparse._SubParsersAction) -> None:
         "--tuples-per-item",
         required=True,
         type=_int_at_least(1),
-        help="appearances of each item (a minimum: a few items get one more)",
+        metavar="R",
+        help="appearances per item, R; ceil(items x R / tuple size) tuples are made."
+        " balanced_incomplete: every item appears R or R + 1 times (R + 1 for a few items"
+        " when items x R is not a multiple of the tuple size; more with"
+        " --ensure-pair-coverage, which adds tuples). random: R is only the average, since"
+        " tuples are drawn independently: an item can appear far fewer times (even never)"
+        " or far more. The summary prints the smallest and largest count.",
     )
     parser.add_argument("--output", required=True, type=Path, help="tuples as .jsonl")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
     parser.add_argument(
-        "--method", choices=["balanced_incomplete", "random"], default="balanced_incomplete"
+        "--method",
+        choices=["balanced_incomplete", "random"],
+        default="balanced_incomplete",
+        help="balanced_incomplete (default): appearances, positions and pairs kept even;"
+        " random: independent uniform tuples, no balance guaranteed (no item twice in a"
+        " tuple)",
     )
     parser.add_argument(
         "--ensure-pair-coverage",

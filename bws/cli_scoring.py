@@ -152,7 +152,12 @@ def run_score(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot write the score table: {exc}")
     interval = f", {resamples} bootstrap resamples by {args.resample_by}" if resamples else ""
-    note = "" if report.scores.converged else " (the fit did not converge: raise --max-iter)"
+    note = (
+        ""
+        if report.scores.converged
+        else f" (the fit did not converge: utilities may be off by {report.scores.step:.1g};"
+        " raise --max-iter)"
+    )
     print(
         f"Scored {int((report.scores.appearances > 0).sum())} items of scheme {scheme.name!r} "
         f"from {judgments.n_judgments} judgments ({METHOD_NAMES[method]}{interval}){note}"
