@@ -114,7 +114,8 @@ def markdown(rows: list[dict], resamples: int, trials: int) -> str:
         cells.append(_seconds(row["split_half"], 2))
         cells += [f"{row[f'{m}_rho']:.3f}" for m in scoring.METHODS]
         cells.append(f"{row.get('coverage', float('nan')):.3f}")
-        cells.append(f"{row['split_half_r']:.2f} ({row['split_half_sb']:.2f})")
+        sb = row["split_half_sb"]
+        cells.append(f"{row['split_half_r']:.2f} ({'undefined' if sb is None else f'{sb:.2f}'})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

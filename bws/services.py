@@ -406,6 +406,7 @@ def _reliability_dict(reliability) -> dict | None:
         "mean": reliability.mean,
         "std": _finite(reliability.std),
         "spearman_brown": _finite(reliability.spearman_brown),
+        "spearman_brown_reason": reliability.spearman_brown_reason,
         "trials": reliability.trials,
         "split": reliability.split,
     }

@@ -253,6 +253,8 @@ def _split_half(records: list, name: str, notes: list[str]) -> dict | None:
     if not math.isfinite(result.mean):
         notes.append("split_half: undefined, no split left three or more items scored in both")
         return None
+    if result.spearman_brown is None:
+        notes.append(f"split_half: Spearman-Brown {result.spearman_brown_reason}")
     return {
         "mean": result.mean,
         "std": result.std,
@@ -461,7 +463,7 @@ def format_text(report: Mapping) -> str:
             shown = (
                 "undefined"
                 if split is None
-                else f"{split['mean']:.3f} (Spearman-Brown {split['spearman_brown']:.3f}, "
+                else f"{split['mean']:.3f} (Spearman-Brown {_show(split['spearman_brown'])}, "
                 f"{split['trials']} splits of {split['split']})"
             )
             lines.append(f"  {'split_half':<24}{shown}")

@@ -98,3 +98,20 @@ def test_large_tables_paginate(manager_client, scored):
 
     chart = histogram([i / 1000 for i in range(100_000)])
     assert len(chart["bars"]) == 24 and chart["n"] == 100_000
+
+
+def test_an_undefined_spearman_brown_reads_undefined_with_its_reason(manager_client, scored):
+    """A negative split-half correlation has no Spearman-Brown figure: the dashboard says so
+    instead of printing a blank."""
+    run = ScoreRun.objects.filter(project=scored, status="ok").latest("pk")
+    run.reliability = {
+        **run.reliability,
+        "mean": -0.2,
+        "spearman_brown": None,
+        "spearman_brown_reason": "undefined: the halves correlate negatively (r = -0.200)",
+    }
+    run.save(update_fields=["reliability"])
+    html = manager_client.get(reverse("bws-dashboard", args=["mt"])).content.decode()
+    figure = html.split('data-figure="split-half"', 1)[1].split("</p>", 2)[1]
+    reason = "undefined: the halves correlate negatively (r = -0.200)"
+    assert f'Spearman-Brown <span class="undefined">{reason}</span>' in figure
