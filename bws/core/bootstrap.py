@@ -9,10 +9,18 @@ matrix). The model fits use a one-step Newton resample: from the full-data fit u
 resample moves to u - H^-1 g_w(u), where g_w is that resample's gradient and H the
 full-data Hessian. All resamples share H, so they are solved together by a batched
 preconditioned conjugate gradient on the sparse Hessian instead of 1000 refits.
+
+The percentiles and spreads need every resample of an item, an (items x resamples) table.
+When that table (with its sorted copy and temporaries) fits in ``memory_budget`` it is
+held in memory as before; otherwise each block of resamples is written to an unnamed
+temporary file as it is computed and the table is read back one block of items at a
+time, so memory beyond the fit itself stays under the budget whatever the number of
+items, and the intervals are the same numbers either way.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -34,6 +42,13 @@ DEFAULT_RESAMPLES = 1000
 # caches their requests use, and it is as fast as larger chunks (10,000 items, 1000
 # resamples: 1.4-1.5 s of CPU; 4,000,000 cells took 3.9 s, mostly zeroing new pages).
 CHUNK_CELLS = 100_000
+# Bytes the resample table may take in memory (the table, its sorted copy and the
+# temporaries of the percentiles and spread): 1000 resamples of 10,000 items fit; beyond,
+# the table goes through a temporary file, read back in blocks of items that fit.
+MEMORY_BUDGET = 256 * 1024 * 1024
+# Copies of the table a summary holds at once: the table, its sorted copy, std's deviations
+# and one spare for the interpolation's temporaries.
+_TABLE_COPIES = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +133,7 @@ def bootstrap_intervals(
     seed: int | np.random.Generator | None = 0,
     alpha: float = DEFAULT_ALPHA,
     solver_tolerance: float = 1e-4,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Intervals:
     """Percentile ``level`` intervals from ``resamples`` cluster resamples (seeded).
 
@@ -126,6 +142,8 @@ def bootstrap_intervals(
     gradient's relative residual: at 1e-4 (10,000 items, 1000 resamples) the interval
     ends move by at most 0.4% of the interval's width against 1e-6, far below the Monte
     Carlo error of a 1000-resample percentile (about 2%), in half the time.
+    ``memory_budget`` bounds the bytes of the resample table held in memory at once (see
+    the module's docstring); it changes where the table lives, not the intervals.
     """
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
@@ -146,22 +164,117 @@ def bootstrap_intervals(
     counts = resample_counts(clusters, resamples, seed=seed, chunk=chunk)
     weights = (np.ascontiguousarray(block.T, dtype=float) for block in counts)
     if method == "counting":
-        samples = _counting_samples(judgments, weights, members)
+        blocks = _counting_blocks(judgments, weights, members)
     else:
         model = model_for(method, judgments)
         alpha = scores.options.get("alpha", alpha)
-        samples = _newton_samples(model, scores.scores, alpha, weights, solver_tolerance, members)
+        blocks = _newton_blocks(model, scores.scores, alpha, weights, solver_tolerance, members)
     tail = (1.0 - level) / 2.0
-    low, high = _row_quantiles(samples, (tail, 1.0 - tail))
-    with np.errstate(invalid="ignore"):
-        std = np.nanstd(samples, axis=1) if method == "counting" else samples.std(axis=1)
+    low, high, std = summarise_blocks(
+        blocks,
+        n,
+        resamples,
+        (tail, 1.0 - tail),
+        skip_nan=method == "counting",
+        memory_budget=memory_budget,
+    )
     return Intervals(low, high, std, level, resamples, unit, method)
+
+
+def _summarise(
+    samples: np.ndarray, quantiles: tuple[float, float], skip_nan: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    low, high = _row_quantiles(samples, quantiles)
+    with np.errstate(invalid="ignore"):
+        std = np.nanstd(samples, axis=1) if skip_nan else samples.std(axis=1)
+    return low, high, std
+
+
+def summarise_blocks(
+    blocks: Iterator[np.ndarray],
+    n: int,
+    resamples: int,
+    quantiles: tuple[float, float],
+    *,
+    skip_nan: bool,
+    memory_budget: int = MEMORY_BUDGET,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-row quantiles and standard deviation of the (n, resamples) table that ``blocks``
+    ((n, k) arrays of k resamples each, in order) make up, NaN skipped when ``skip_nan``.
+
+    Held in memory when ``_TABLE_COPIES`` copies of it fit in ``memory_budget``; otherwise
+    spilled to a temporary file and summarised in blocks of rows that fit. Each row is
+    summarised by the same operations either way, so the results are identical.
+    """
+    row_bytes = 8 * max(resamples, 1)
+    if _TABLE_COPIES * row_bytes * n <= memory_budget:
+        return _summarise(np.hstack(list(blocks)), quantiles, skip_nan)
+    # Gather resamples into (n, width) slabs of at most a quarter of the budget, so the
+    # table is read back in few, long pieces.
+    width = max(1, min(resamples, memory_budget // (_TABLE_COPIES * 8 * n)))
+    rows = max(1, memory_budget // (_TABLE_COPIES * row_bytes))
+    with tempfile.TemporaryFile(prefix="annolab-bootstrap-") as spill:
+        slabs: list[tuple[int, int]] = []  # (byte offset, columns) per slab
+        pending: list[np.ndarray] = []
+        for block in _columns(blocks, width):
+            pending.append(block)
+            if sum(b.shape[1] for b in pending) >= width:
+                slabs.append(_write_slab(spill, pending))
+                pending = []
+        if pending:
+            slabs.append(_write_slab(spill, pending))
+        low, high, std = (np.empty(n) for _ in range(3))
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            table = _read_rows(spill, slabs, start, stop)
+            low[start:stop], high[start:stop], std[start:stop] = _summarise(
+                table, quantiles, skip_nan
+            )
+            del table
+    return low, high, std
+
+
+def _columns(blocks: Iterator[np.ndarray], width: int) -> Iterator[np.ndarray]:
+    """The blocks, wider ones cut to at most ``width`` columns."""
+    for block in blocks:
+        for start in range(0, block.shape[1], width):
+            yield block[:, start : start + width]
+
+
+def _write_slab(spill, pending: list[np.ndarray]) -> tuple[int, int]:
+    slab = np.ascontiguousarray(pending[0] if len(pending) == 1 else np.hstack(pending))
+    offset = spill.seek(0, 2)
+    spill.write(memoryview(slab).cast("B"))
+    return offset, slab.shape[1]
+
+
+def _read_rows(spill, slabs: list[tuple[int, int]], start: int, stop: int) -> np.ndarray:
+    """Rows start:stop of the spilled table: a contiguous piece of every (n, k) slab."""
+    total = sum(columns for _, columns in slabs)
+    table = np.empty((stop - start, total))
+    column = 0
+    for offset, columns in slabs:
+        piece = np.empty((stop - start, columns))
+        spill.seek(offset + start * columns * 8)
+        if spill.readinto(memoryview(piece).cast("B")) != piece.nbytes:
+            raise OSError("the bootstrap's temporary file was cut short")
+        table[:, column : column + columns] = piece
+        column += columns
+    return table
 
 
 def _counting_samples(
     judgments: Judgments, weights: Iterator[np.ndarray], members: sparse.spmatrix | None = None
 ) -> np.ndarray:
-    """(n, B) counting scores per resample; NaN where a resample never shows the item.
+    """(n, B) counting scores per resample; NaN where a resample never shows the item."""
+    return np.hstack(list(_counting_blocks(judgments, weights, members)))
+
+
+def _counting_blocks(
+    judgments: Judgments, weights: Iterator[np.ndarray], members: sparse.spmatrix | None = None
+) -> Iterator[np.ndarray]:
+    """(n, k) counting scores per block of k resamples; NaN where a resample never shows
+    the item.
 
     ``weights`` blocks weigh judgments, or clusters when ``members`` (m x clusters) is given.
     """
@@ -180,12 +293,10 @@ def _counting_samples(
     )
     if members is not None:
         net, shown = (net @ members).tocsr(), (shown @ members).tocsr()
-    columns = []
     for block in weights:
         appearances = shown @ block
         with np.errstate(invalid="ignore", divide="ignore"):
-            columns.append(np.where(appearances > 0, (net @ block) / appearances, np.nan))
-    return np.hstack(columns)
+            yield np.where(appearances > 0, (net @ block) / appearances, np.nan)
 
 
 def _newton_samples(
@@ -196,7 +307,19 @@ def _newton_samples(
     tolerance: float,
     members: sparse.spmatrix | None = None,
 ) -> np.ndarray:
-    """(n, B) one-step Newton utilities per resample, each centred.
+    """(n, B) one-step Newton utilities per resample, each centred."""
+    return np.hstack(list(_newton_blocks(model, u, alpha, weights, tolerance, members)))
+
+
+def _newton_blocks(
+    model,
+    u: np.ndarray,
+    alpha: float,
+    weights: Iterator[np.ndarray],
+    tolerance: float,
+    members: sparse.spmatrix | None = None,
+) -> Iterator[np.ndarray]:
+    """(n, k) one-step Newton utilities per block of k resamples, each centred.
 
     ``weights`` blocks weigh judgments, or clusters when ``members`` (m x clusters) is given.
     """
@@ -205,12 +328,10 @@ def _newton_samples(
         gradients = (gradients @ members).tocsr()
     hessian = (model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)).tocsr()
     penalty = (2.0 * alpha * u)[:, None]
-    columns = []
     for block in weights:
         step = batched_conjugate_gradient(hessian, gradients @ block + penalty, tolerance)
         sample = u[:, None] - step
-        columns.append(sample - sample.mean(axis=0, keepdims=True))
-    return np.hstack(columns)
+        yield sample - sample.mean(axis=0, keepdims=True)
 
 
 def batched_conjugate_gradient(

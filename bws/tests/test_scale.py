@@ -1,0 +1,97 @@
+"""Scoring at scale: the bootstrap's resample table stays within its memory budget
+whatever the number of items (same intervals as in memory), and a run's item rows are
+written in one go (COPY on PostgreSQL), all or nothing."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from bws.core import bootstrap, scoring
+from bws.core.design import balanced_tuples
+from bws.core.judgments import Judgments
+from bws.tests.test_scoring import simulated
+
+
+def maxdiff(n_items: int, seed: int = 1) -> Judgments:
+    """A balanced design of tuples of 4 with 8 appearances, one MaxDiff judgment per tuple."""
+    rng = np.random.default_rng(seed)
+    tuples = balanced_tuples(n_items, 4, 8, seed=seed)
+    best, worst = scoring.sample_maxdiff(tuples, rng.normal(size=n_items), rng)
+    m = tuples.shape[0]
+    return Judgments(
+        tuples, best, worst, np.arange(m), np.zeros(m, dtype=np.int64), np.arange(m), n_items
+    )
+
+
+@pytest.mark.parametrize("method", scoring.METHODS)
+def test_spilled_intervals_equal_the_in_memory_intervals(method):
+    judgments, _ = simulated(120, per_tuple=2, seed=6)
+    fitted = scoring.fit(method, judgments)
+    options = dict(scores=fitted, resamples=300, seed=3)
+    held = bootstrap.bootstrap_intervals(judgments, method, **options)
+    # 120 items x 300 resamples is 288 kB per copy: a 64 kB budget spills it to a file
+    # and reads it back a few rows at a time (and in several slabs of resamples).
+    spilled = bootstrap.bootstrap_intervals(judgments, method, memory_budget=64_000, **options)
+    for name in ("low", "high", "std"):
+        np.testing.assert_array_equal(getattr(spilled, name), getattr(held, name))
+    assert np.isfinite(held.low).all()
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
+def test_spilled_summary_is_the_table_summary_with_nan_rows_and_ragged_blocks():
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(37, 101))
+    table[rng.random(table.shape) < 0.3] = np.nan
+    table[5] = np.nan  # an item no resample showed
+    quantiles = (0.025, 0.975)
+    blocks = [table[:, :7], table[:, 7:8], table[:, 8:60], table[:, 60:]]
+    expected = bootstrap._summarise(table, quantiles, True)
+    for budget in (10**9, 4 * 8 * 101 * 3, 1):
+        got = bootstrap.summarise_blocks(
+            iter(blocks), 37, 101, quantiles, skip_nan=True, memory_budget=budget
+        )
+        for mine, theirs in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+    assert np.isnan(expected[0][5]) and np.isfinite(expected[0][4])
+
+
+def _peak_bytes(function) -> int:
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+BUDGET = 4 * 1024 * 1024
+
+
+def _bootstrap_peak(judgments, method, fitted, resamples) -> int:
+    return _peak_bytes(
+        lambda: bootstrap.bootstrap_intervals(
+            judgments, method, scores=fitted, resamples=resamples, seed=0, memory_budget=BUDGET
+        )
+    )
+
+
+@pytest.mark.parametrize("method", ["counting", "plackett_luce"])
+def test_bootstrap_peak_memory_does_not_grow_with_resamples_beyond_the_budget(method):
+    judgments = maxdiff(10_000)
+    fitted = scoring.fit(method, judgments)
+    few, many = (_bootstrap_peak(judgments, method, fitted, b) for b in (100, 800))
+    # Held whole, 700 more resamples of 10,000 items add 56 MB for the table alone.
+    assert many - few < BUDGET
+
+
+def test_bootstrap_peak_memory_grows_with_items_by_far_less_than_the_table():
+    peaks = {}
+    for n in (5_000, 20_000):
+        judgments = maxdiff(n)
+        peaks[n] = _bootstrap_peak(judgments, "counting", scoring.fit("counting", judgments), 200)
+    table = 20_000 * 200 * 8  # 32 MB: the table alone, held whole before
+    assert peaks[20_000] < table / 2
+    # From 5,000 to 20,000 items the table grows by 24 MB; the peak grows with the data
+    # and a block of resamples only.
+    assert peaks[20_000] - peaks[5_000] < (20_000 - 5_000) * 200 * 8 / 3
