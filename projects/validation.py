@@ -53,7 +53,12 @@ def _field(name: Any) -> str:
     return name if len(name) <= 100 else short(name)
 
 
-def is_empty(value: Any) -> bool:
+def is_empty(value: Any, kind: type | None = None) -> bool:
+    """Whether a value is no answer at all: absent (None), "", [], {} or an object of empty
+    fields. For a scheme type whose ``empty_list_answers`` is set (boxes, segments, tiers)
+    ``[]`` is an answer, "nothing to mark here", and not empty; None stays "not answered"."""
+    if isinstance(value, list) and not value and getattr(kind, "empty_list_answers", False):
+        return False
     if value is None or value == "" or value == [] or value == {}:
         return True
     return isinstance(value, dict) and all(v in (None, "") for v in value.values())
@@ -69,6 +74,8 @@ def validate_answers(
 ) -> dict[str, Any]:
     """Check a submission (scheme name -> value) against the project's schemes; return the
     cleaned values of the schemes answered, or raise AnswerError naming each bad scheme.
+    An explicit empty answer (``[]`` for boxes and segments) is answered, and satisfies a
+    required scheme; an absent or None value is not (see is_empty).
     Imports pass enforce_required=False: records from elsewhere may answer some schemes.
     Submissions from people pass limits; the operator's import is bounded only by what can
     be stored at all (no NUL, no lone surrogate, finite numbers)."""
@@ -99,7 +106,7 @@ def validate_answers(
         kind = scheme_type(scheme["type"])
         options = scheme["options"]
         value = answers.get(name)
-        if is_empty(value):
+        if is_empty(value, kind):
             if enforce_required and options["required"]:
                 errors[name] = "an answer is required"
             continue

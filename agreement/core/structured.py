@@ -1,9 +1,13 @@
 """Agreement on sets of objects (3D boxes, time segments): match by IoU, score each item.
 
-Item score for two annotators: each matched pair adds its IoU, half of it when
-the two labels differ; unmatched objects add 0; the sum is divided by the number of
-objects, a matched pair counted once. Two annotators who marked nothing agree (1). The
-figures are not chance-corrected.
+Item score for two annotators with n and m objects: objects are matched one to one where
+their IoU reaches the threshold; each matched pair adds its IoU, half of it when the two
+labels differ; unmatched objects add 0; the sum is divided by n + m - (matched pairs),
+the number of objects with a matched pair counted once. An empty answer (``[]``,
+"nothing to mark") is an answer: two empty answers agree (1), and an empty answer against
+k > 0 objects scores 0 (its k unmatched objects each add 0, over k). An absent answer
+(None) is no answer: that annotator takes no part in the item. The figures are not
+chance-corrected.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ BATCH_PAIRS = 400_000
 
 NOT_CHANCE_CORRECTED = (
     "mean_agreement is not chance-corrected: compare it between pilots of the same task"
+)
+EMPTY_ANSWERS = (
+    "an empty answer (nothing to mark) counts: two empty answers score 1 for the pair, "
+    "an empty answer against k objects scores 0; an absent answer takes no part"
 )
 
 
@@ -71,6 +79,7 @@ class ObjectSets:
 
 def parse_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
     """ObjectSets of 3D boxes from item -> annotator -> list of {label, center, size, yaw}.
+    ``[]`` is an annotator's empty answer (no box); None is no answer, left out.
 
     Well-formed input takes one pass and one array check; anything else is read again
     object by object to name the first bad one.
@@ -89,7 +98,8 @@ def _fast_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
     for item, answers in units.items():
         spans = sets.setdefault(item, {})
         for annotator, value in answers.items():
-            value = [] if value is None else value
+            if value is None:
+                continue  # not answered: no part in the item
             if type(value) is not list:
                 raise TypeError
             spans[annotator] = (len(rows), len(value))
@@ -122,7 +132,10 @@ def _checked_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
     labels: list[str] = []
     sets: dict[Any, dict[str, tuple[int, int]]] = {}
     for item, answers in units.items():
+        spans = sets.setdefault(item, {})
         for annotator, value in answers.items():
+            if value is None:
+                continue  # not answered: no part in the item
             start = len(rows)
             for index, box in enumerate(_object_list(value, item, annotator)):
                 where = f"item {item!r}, annotator {annotator!r}, box {index}"
@@ -141,13 +154,14 @@ def _checked_boxes(units: Mapping[Any, Mapping[str, Any]]) -> ObjectSets:
                     raise ObjectError(f"{where}: yaw must be a number (radians), got {yaw!r}")
                 rows.append([*center, *size, yaw])
                 labels.append(str(box.get("label", "")))
-            sets.setdefault(item, {})[annotator] = (start, len(rows) - start)
+            spans[annotator] = (start, len(rows) - start)
     geometry = np.asarray(rows, dtype=float).reshape(-1, 7)
     return ObjectSets(geometry, _codes(labels), np.zeros(len(rows), dtype=np.int64), sets)
 
 
 def parse_segments(units: Mapping[Any, Mapping[str, Any]], *, tiered: bool = False) -> ObjectSets:
-    """ObjectSets of time segments from item -> annotator -> list of {start, end, label[, tier]}."""
+    """ObjectSets of time segments from item -> annotator -> list of {start, end, label[, tier]}.
+    ``[]`` is an annotator's empty answer (no segment); None is no answer, left out."""
     try:
         with _collection_paused():
             return _fast_segments(units, tiered)
@@ -163,7 +177,8 @@ def _fast_segments(units: Mapping[Any, Mapping[str, Any]], tiered: bool) -> Obje
     for item, answers in units.items():
         spans = sets.setdefault(item, {})
         for annotator, value in answers.items():
-            value = [] if value is None else value
+            if value is None:
+                continue  # not answered: no part in the item
             if type(value) is not list:
                 raise TypeError
             spans[annotator] = (len(rows), len(value))
@@ -190,7 +205,10 @@ def _checked_segments(units: Mapping[Any, Mapping[str, Any]], tiered: bool) -> O
     tiers: list[str] = []
     sets: dict[Any, dict[str, tuple[int, int]]] = {}
     for item, answers in units.items():
+        spans = sets.setdefault(item, {})
         for annotator, value in answers.items():
+            if value is None:
+                continue  # not answered: no part in the item
             start = len(rows)
             for index, segment in enumerate(_object_list(value, item, annotator)):
                 where = f"item {item!r}, annotator {annotator!r}, segment {index}"
@@ -205,7 +223,7 @@ def _checked_segments(units: Mapping[Any, Mapping[str, Any]], tiered: bool) -> O
                 rows.append(bounds)
                 labels.append(str(segment.get("label", "")))
                 tiers.append(str(segment.get("tier", "")) if tiered else "")
-            sets.setdefault(item, {})[annotator] = (start, len(rows) - start)
+            spans[annotator] = (start, len(rows) - start)
     geometry = np.asarray(rows, dtype=float).reshape(-1, 2)
     return ObjectSets(geometry, _codes(labels), _codes(tiers), sets)
 
@@ -215,6 +233,18 @@ def structured_agreement(objects: ObjectSets, *, kind: str, threshold: float | N
 
     ``kind`` is "boxes" (3D IoU, default threshold 0.25) or "segments" (temporal IoU,
     0.5; tiers match only within a tier). Items with fewer than two annotators are left out.
+
+    Every (item, annotator pair) is one term of mean_agreement, scored by ``item_score``:
+    the matched pairs' IoU (half for differing labels) summed and divided by
+    n + m - matched. Empty answers follow from it and count like any other:
+
+    - both annotators answered ``[]`` (n = m = 0): the term is 1;
+    - one answered ``[]`` and the other k > 0 objects: the term is 0 / k = 0 (no match;
+      each of the k objects is unmatched and adds 0), and its count difference is k.
+
+    So an item both left empty and an item where only one marked something average 0.5.
+    An annotator whose value is None (not answered) is in no pair of that item; sets
+    only holds answered values (parse_boxes, parse_segments).
     """
     if kind not in ("boxes", "segments"):
         raise ValueError(f"kind must be 'boxes' or 'segments', got {kind!r}")
@@ -251,7 +281,15 @@ def structured_agreement(objects: ObjectSets, *, kind: str, threshold: float | N
             )
             count_diff[position] = abs(n_a - n_b)
 
-    notes = [NOT_CHANCE_CORRECTED]
+    notes = [NOT_CHANCE_CORRECTED, EMPTY_ANSWERS]
+    sizes = np.array([(block[1], block[3]) for block in blocks], dtype=np.int64).reshape(-1, 2)
+    both_empty = int(np.sum((sizes == 0).all(axis=1)))
+    one_empty = int(np.sum((sizes == 0).any(axis=1))) - both_empty
+    if both_empty or one_empty:
+        notes.append(
+            f"empty answers: {both_empty} pair(s) both empty (scored 1), "
+            f"{one_empty} pair(s) with one side empty (scored 0)"
+        )
     if not blocks:
         notes.append("mean_agreement undefined: no item was annotated by two or more annotators")
     return {
@@ -304,8 +342,6 @@ def _collection_paused():
 
 
 def _object_list(value: Any, item: Any, annotator: str) -> list:
-    if value is None:
-        return []
     if not isinstance(value, list):
         raise ObjectError(
             f"item {item!r}, annotator {annotator!r}: expected a list of objects, got {value!r}"

@@ -58,6 +58,10 @@ class SchemeType:
     # A value that is an object with these keys is one table column per key
     # (``<scheme>.<key>``) in CSV/TSV exports; empty: one column holding the value.
     table_keys: ClassVar[tuple[str, ...]] = ()
+    # Whether an empty list is an answer of its own ("nothing to mark here": no boxes, no
+    # segments) rather than no answer. For such a type ``[]`` is stored, exported and
+    # compared by agreement; None (or the key absent) still means "not answered".
+    empty_list_answers: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -217,6 +221,18 @@ def form_rows(post, name: str, fields: tuple[str, ...]) -> list[dict]:
         if any(v for f, v in row.items() if f != "tier"):
             rows.append(row)
     return rows
+
+
+def form_nothing(post, name: str, rows: list[dict], one: str, many: str) -> bool:
+    """Whether the scheme's "Nothing to mark" box (`name__nothing`) is ticked; ValueError
+    when it is ticked while rows are filled in too (the answer would say both)."""
+    ticked = bool(post.get(f"{name}__nothing"))
+    if ticked and rows:
+        filled = f"1 {one} is" if len(rows) == 1 else f"{len(rows)} {many} are"
+        raise ValueError(
+            f'"Nothing to mark" is ticked, but {filled} filled in: untick it, or remove the {many}'
+        )
+    return ticked
 
 
 def json_type(value: Any) -> str:

@@ -11,6 +11,7 @@ from .base import (
     SchemeType,
     check_label_text,
     form_float,
+    form_nothing,
     form_rows,
     label_names,
     number,
@@ -33,6 +34,7 @@ class Boxes(SchemeType):
     template = "projects/schemes/boxes.html"
     measure = "boxes"
     Options = BoxOptions
+    empty_list_answers = True  # [] is "no box to draw here", an answer of its own
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:
@@ -60,6 +62,13 @@ class Boxes(SchemeType):
 
     @classmethod
     def from_post(cls, name, options, post) -> Any:
+        """The filled rows as boxes; [] when "Nothing to mark" is ticked and no row is
+        filled; None (not answered) when neither."""
+        rows = form_rows(post, name, (*BOX_FIELDS, "label"))
+        if form_nothing(post, name, rows, "box", "boxes"):
+            return []
+        if not rows:
+            return None
         return [
             {
                 "label": row["label"] or None,
@@ -67,9 +76,10 @@ class Boxes(SchemeType):
                 "size": [form_float(row[k], f"box {n + 1} {k}") for k in ("l", "w", "h")],
                 "yaw": form_float(row["yaw"] or "0", f"box {n + 1} yaw"),
             }
-            for n, row in enumerate(form_rows(post, name, (*BOX_FIELDS, "label")))
+            for n, row in enumerate(rows)
         ]
 
     @classmethod
     def view(cls, scheme, options, value, payload) -> dict:
-        return {"rows": list(value or []) + [{}]}  # one empty row to add to
+        # One empty row to add to; "nothing" ticks the box for a stored empty answer.
+        return {"rows": list(value or []) + [{}], "nothing": value == []}

@@ -9,7 +9,16 @@ from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
 from projects.configuration.vocabulary import DEFAULT_MEDIA_KEY
 
-from .base import SchemeType, check_label_text, form_float, form_rows, label_names, number, objects
+from .base import (
+    SchemeType,
+    check_label_text,
+    form_float,
+    form_nothing,
+    form_rows,
+    label_names,
+    number,
+    objects,
+)
 
 
 class SegmentOptions(SchemeEntry):
@@ -26,6 +35,7 @@ class Segments(SchemeType):
     template = "projects/schemes/segments.html"
     measure = "segments"
     Options = SegmentOptions
+    empty_list_answers = True  # [] is "no segment to mark here", an answer of its own
     # Whether each segment names one of the scheme's tiers (tiers.py).
     tiered = False
 
@@ -54,6 +64,13 @@ class Segments(SchemeType):
 
     @classmethod
     def from_post(cls, name, options, post) -> Any:
+        """The filled rows as segments; [] when "Nothing to mark" is ticked and no row is
+        filled; None (not answered) when neither."""
+        rows = form_rows(post, name, ("start", "end", "label", "tier"))
+        if form_nothing(post, name, rows, "segment", "segments"):
+            return []
+        if not rows:
+            return None
         return [
             {
                 "start": form_float(row["start"], f"segment {n + 1} start"),
@@ -61,13 +78,14 @@ class Segments(SchemeType):
                 "label": row["label"] or None,
                 **({"tier": row["tier"]} if cls.tiered else {}),
             }
-            for n, row in enumerate(form_rows(post, name, ("start", "end", "label", "tier")))
+            for n, row in enumerate(rows)
         ]
 
     @classmethod
     def view(cls, scheme, options, value, payload) -> dict:
         return {
             "rows": list(value or []) + [{}],  # one empty row to add to
+            "nothing": value == [],  # a stored empty answer ticks "Nothing to mark"
             "media": payload["data"].get(cls._media_key(options)),
             "tiered": cls.tiered,
         }
