@@ -303,7 +303,9 @@ def _get(record: Any, key: str, default=None):
 
 
 def _units(records: Iterable[Any], scheme: str) -> tuple[dict[str, dict[str, Any]], int]:
-    """unit id -> annotator -> value for one scheme; the last answer read wins."""
+    """unit id -> annotator -> value for one scheme; the last answer read wins. A value of
+    None (or the scheme absent) is no answer and left out; an empty list is kept, which a
+    boxes or segments scheme counts as "nothing to mark" (agreement.core.structured)."""
     units: dict[str, dict[str, Any]] = {}
     repeats = 0
     for record in records:
