@@ -19,6 +19,7 @@ from bws.core.scoring import DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, METHOD_NAMES, 
 from bws.filemode import (
     StudyError,
     load_study,
+    report_diagnostics,
     scheme_scoring,
     score_judgments,
     score_table,
@@ -163,6 +164,8 @@ def run_score(args: argparse.Namespace) -> int:
         f"from {judgments.n_judgments} judgments ({METHOD_NAMES[method]}{interval}){note}"
     )
     print(f"Wrote {path}")
+    for message in report_diagnostics(report).messages:
+        print(f"warning: {message}", file=sys.stderr)
     return 0
 
 

@@ -17,6 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from bws.core.bootstrap import DEFAULT_RESAMPLES, Intervals, bootstrap_intervals
+from bws.core.diagnostics import (
+    APPROXIMATE_MARK,
+    NO_INTERVAL,
+    ZERO_SPREAD,
+    Diagnostics,
+    diagnose_report,
+)
 from bws.core.judgments import Judgments, build_judgments
 from bws.core.reliability import SplitHalf, split_half
 from bws.core.scoring import (
@@ -356,9 +363,16 @@ def format_stats(
     reliability: SplitHalf | None,
     item_ids: list[str],
     top: int = 5,
+    diagnostics: Diagnostics | None = None,
 ) -> str:
-    """One scheme's block of the statistics text, without the title."""
+    """One scheme's block of the statistics text, without the title.
+
+    Approximate intervals of the top items are marked APPROXIMATE_MARK (a zero-width one
+    shows no number); the block ends with the diagnostics' warnings, if any.
+    """
     judgments, scores = report.judgments, report.scores
+    if diagnostics is None:
+        diagnostics = report_diagnostics(report)
     annotated = judgments.n_tuples
     shown = scores.appearances > 0
     values = scores.scores[shown]
@@ -382,7 +396,7 @@ def format_stats(
     for i in best:
         line = f"  {item_ids[i] + ':':<{width}} {scores.scores[i]:5.2f}"
         if report.intervals is not None:
-            line += f" (±{report.intervals.half_width[i]:.2f})"
+            line += f" ({_half_width(report.intervals, diagnostics, i)})"
         lines.append(line)
     if reliability is None or math.isnan(reliability.mean):
         lines.append("Split-Half Reliability: not available (too few judgments)")
@@ -397,7 +411,24 @@ def format_stats(
             lines.append(
                 "  One judgment per tuple: the tuples were split in two, not their judgments."
             )
+    if diagnostics.messages:
+        lines += ["", "Warnings:"] + [f"  - {message}" for message in diagnostics.messages]
     return "\n".join(lines)
+
+
+def report_diagnostics(report: ScoreReport) -> Diagnostics:
+    """The checks of a report's judgments, scores and intervals (bws.core.diagnostics)."""
+    return diagnose_report(report.judgments, report.scores, report.intervals)
+
+
+def _half_width(intervals: Intervals, diagnostics: Diagnostics, item: int) -> str:
+    """The half-width "±0.12"; marked approximate "≈±0.12", or "≈ no spread" at zero width."""
+    flags = int(diagnostics.interval_flags[item])
+    if not flags:
+        return f"±{intervals.half_width[item]:.2f}"
+    if flags & (ZERO_SPREAD | NO_INTERVAL):
+        return f"{APPROXIMATE_MARK} no spread"
+    return f"{APPROXIMATE_MARK}±{intervals.half_width[item]:.2f}"
 
 
 def _tidy(value: float) -> float:

@@ -75,6 +75,12 @@ class ScoreRun(models.Model):
     reliability = models.JSONField(null=True, blank=True)
     convergence = models.JSONField(null=True, blank=True)
     stats_text = models.TextField(blank=True)
+    diagnostics = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the scores cannot tell (bws.core.diagnostics): separate groups of "
+        "items, separated items, approximate intervals, with sentences for people.",
+    )
     data_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="Time of the newest answer this run read."
     )

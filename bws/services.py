@@ -353,6 +353,7 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
         run.scheme,
     )
     rows, reliability, points, stats = score_everything(*work)
+    diagnostics = _diagnostics(judgments, run.method, params, rows, ids)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
         ItemScore.objects.filter(run=run).delete()  # a retried run starts clean
@@ -379,6 +380,7 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
             status=ScoreRun.Status.OK,
             finished_at=timezone.now(),
             stats_text=stats,
+            diagnostics=diagnostics,
             reliability=_reliability_dict(reliability),
             convergence=[
                 {
@@ -410,6 +412,23 @@ def _reliability_dict(reliability) -> dict | None:
         "trials": reliability.trials,
         "split": reliability.split,
     }
+
+
+def _diagnostics(judgments, method: str, params: dict, rows, ids) -> dict:
+    """The run's diagnostics (bws.core.diagnostics) in their stored JSON form, from the
+    judgments and the intervals of the score table's rows."""
+    from .core.diagnostics import diagnose
+
+    low = high = None
+    if params.get("bootstrap", 0):
+        index_of = {item_id: n for n, item_id in enumerate(ids)}
+        low, high = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+        for row in rows:
+            if row.ci_low is not None and row.ci_high is not None:
+                low[index_of[row.item_id]] = row.ci_low
+                high[index_of[row.item_id]] = row.ci_high
+    unit = params.get("resample_unit", "tuple")
+    return diagnose(judgments, method=method, low=low, high=high, unit=unit).to_dict()
 
 
 def run_rows(run: ScoreRun) -> list:

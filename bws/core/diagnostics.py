@@ -1,0 +1,459 @@
+"""What the scores of a set of judgments cannot tell: checks run beside every fit.
+
+Three things make scores or intervals look surer than they are, silently:
+
+* a comparison graph in several pieces (items are linked when they share a tuple): every
+  method centres each piece on its own, so scores from different pieces share no scale;
+* separated items, chosen best (or worst) every time they were shown: the data put no
+  bound on their strength (counting pins them at +1 or -1, a model fit holds them finite
+  only by its penalty);
+* intervals from too little resampling material: an item seen in few clusters (tuples,
+  judgments or annotators, whatever the bootstrap resamples) gets an interval that covers
+  far less often than its stated level, and one of zero width when every resample agrees.
+
+``diagnose`` finds all three from the judgment arrays (and the intervals, when there are
+any) and says so in short sentences. ``Diagnostics.to_dict`` is the JSON form a platform
+run stores; ``StoredDiagnostics`` reads it back for one item at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
+
+from bws.core.bootstrap import cluster_labels
+from bws.core.judgments import Judgments
+from bws.core.scoring import Scores
+
+# An item's interval is marked approximate below these counts. Measured (120 items,
+# tuples of 4, MaxDiff answers, counting scores, 95% percentile intervals resampling
+# tuples, 30 designs each): the share of items whose interval covers the expected score
+# is 68% at 3 tuples per item, 80% at 4, 87% at 5, 90% at 6, 92% at 8 and 94% at 12;
+# zero-width intervals fall from 22% (3) and 12% (4) to 3% (6) and under 1% (8).
+# From 6 on, an interval covers at least 90% of the time for a stated 95%.
+MIN_APPEARANCES = 6
+# The same measurement counts clusters: judgments of one cluster move together in every
+# resample, so an item seen 12 times in 3 tuples has 3 independent observations. A
+# bootstrap over fewer than 6 clusters in all (e.g. 3 annotators) has every interval
+# approximate: 3 clusters allow only 10 distinct resamples.
+MIN_CLUSTERS = 6
+# Intervals narrower than this, relative to the score scale (largest |end|, at least 1),
+# have zero width: every resample gave the same score.
+ZERO_WIDTH = 1e-9
+
+# Why an item's interval is approximate (bits of Diagnostics.interval_flags).
+FEW_APPEARANCES = 1
+FEW_CLUSTERS = 2
+ZERO_SPREAD = 4
+SEPARATED = 8
+NO_INTERVAL = 16
+FLAG_NAMES = {
+    FEW_APPEARANCES: "few_appearances",
+    FEW_CLUSTERS: "few_clusters",
+    ZERO_SPREAD: "zero_width",
+    SEPARATED: "separated",
+    NO_INTERVAL: "no_interval",
+}
+UNIT_NOUNS = {"tuple": "tuples", "judgment": "judgments", "annotator": "annotators"}
+APPROXIMATE_MARK = "\u2248"  # ≈
+
+
+@dataclass(eq=False)
+class Diagnostics:
+    """The checks of one set of judgments (and its intervals).
+
+    component: (n_items,) group number per item, 0 for the largest group of linked items,
+        -1 for items never shown. component_sizes: items per group, largest first.
+    always_best, always_worst: items chosen best (worst) in every judgment showing them.
+    never_best, never_worst: the one-sided items, never chosen best (worst) but not
+        separated: informative only, their scores have finite bounds.
+    clusters: (n_items,) distinct resampling clusters showing each item.
+    interval_flags: (n_items,) bit set of why the item's interval is approximate (0: it
+        is not; all 0 when no intervals were given).
+    messages: one short sentence per problem, for people.
+    """
+
+    n_items: int
+    appearances: np.ndarray
+    component: np.ndarray
+    component_sizes: list[int]
+    always_best: np.ndarray
+    always_worst: np.ndarray
+    never_best: np.ndarray
+    never_worst: np.ndarray
+    unit: str
+    n_clusters: int
+    clusters: np.ndarray
+    interval_flags: np.ndarray
+    has_intervals: bool
+    min_appearances: int = MIN_APPEARANCES
+    min_clusters: int = MIN_CLUSTERS
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def n_shown(self) -> int:
+        return int((self.appearances > 0).sum())
+
+    @property
+    def never_shown(self) -> np.ndarray:
+        return np.flatnonzero(self.appearances == 0)
+
+    @property
+    def n_components(self) -> int:
+        return len(self.component_sizes)
+
+    @property
+    def connected(self) -> bool:
+        return self.n_components <= 1
+
+    @property
+    def components(self) -> list[np.ndarray]:
+        """Item indices of each group, largest group first."""
+        return [np.flatnonzero(self.component == k) for k in range(self.n_components)]
+
+    @property
+    def separated(self) -> np.ndarray:
+        return np.union1d(self.always_best, self.always_worst)
+
+    @property
+    def approximate(self) -> np.ndarray:
+        """(n_items,) bool: the item's interval is approximate."""
+        return self.interval_flags != 0
+
+    @property
+    def n_approximate(self) -> int:
+        return int(self.approximate.sum())
+
+    @property
+    def zero_width(self) -> np.ndarray:
+        return np.flatnonzero(self.interval_flags & ZERO_SPREAD)
+
+    def note(self, item: int) -> str | None:
+        """Why item's interval is approximate, in words, or None when it is not."""
+        return interval_note(
+            int(self.interval_flags[item]),
+            appearances=int(self.appearances[item]),
+            clusters=int(self.clusters[item]),
+            unit=self.unit,
+            min_appearances=self.min_appearances,
+            min_clusters=self.min_clusters,
+            always_best=bool(np.isin(item, self.always_best)),
+        )
+
+    def to_dict(self) -> dict:
+        """The JSON form a platform run stores (item indices, counts and sentences)."""
+        flagged = {
+            name: np.flatnonzero(self.interval_flags & bit).tolist()
+            for bit, name in FLAG_NAMES.items()
+        }
+        return {
+            "messages": list(self.messages),
+            "n_items": self.n_items,
+            "n_shown": self.n_shown,
+            "component_sizes": list(self.component_sizes),
+            # Items outside the largest group, per group (group 2 first); the rest are in 1.
+            "other_groups": [c.tolist() for c in self.components[1:]],
+            "never_shown": self.never_shown.tolist(),
+            "always_best": self.always_best.tolist(),
+            "always_worst": self.always_worst.tolist(),
+            "n_never_best": int(self.never_best.size),
+            "n_never_worst": int(self.never_worst.size),
+            "unit": self.unit,
+            "n_clusters": self.n_clusters,
+            "min_appearances": self.min_appearances,
+            "min_clusters": self.min_clusters,
+            "has_intervals": self.has_intervals,
+            "n_approximate": self.n_approximate,
+            "approximate": {name: items for name, items in flagged.items() if items},
+            # Distinct clusters of the items with too few, for their notes.
+            "clusters": {
+                str(i): int(self.clusters[i]) for i in flagged["few_clusters"][:MAX_NOTED_CLUSTERS]
+            },
+        }
+
+
+# Items whose cluster count the stored form keeps (their notes name it); beyond this the
+# note says "fewer than" the threshold without the count.
+MAX_NOTED_CLUSTERS = 10_000
+
+
+def diagnose(
+    judgments: Judgments,
+    *,
+    scores: Scores | None = None,
+    method: str | None = None,
+    low: np.ndarray | None = None,
+    high: np.ndarray | None = None,
+    unit: str = "tuple",
+    min_appearances: int = MIN_APPEARANCES,
+    min_clusters: int = MIN_CLUSTERS,
+) -> Diagnostics:
+    """Check judgments (with their scores' method and intervals when given).
+
+    ``method`` (or ``scores.method``) words the note on separated items.
+    ``low`` and ``high`` are the interval ends per item index (NaN or None where an item
+    has none); ``unit`` is what the bootstrap resampled ('tuple', 'judgment', 'annotator').
+    """
+    n = judgments.n_items
+    items = judgments.items
+    appearances = np.bincount(items.ravel(), minlength=n)
+    best = np.bincount(judgments.best_items, minlength=n)
+    worst = np.bincount(judgments.worst_items, minlength=n)
+    shown = appearances > 0
+    component, sizes = _components(items, n, shown)
+    labels = cluster_labels(judgments, unit)
+    n_clusters = int(labels.max()) + 1 if labels.size else 0
+    clusters = _clusters_per_item(items, labels, n, n_clusters)
+    always_best = np.flatnonzero(shown & (best == appearances))
+    always_worst = np.flatnonzero(shown & (worst == appearances))
+    never_best = np.flatnonzero(shown & (best == 0) & (worst < appearances))
+    never_worst = np.flatnonzero(shown & (worst == 0) & (best < appearances))
+    has_intervals = low is not None and high is not None
+    flags = np.zeros(n, dtype=np.int64)
+    if has_intervals:
+        flags = _interval_flags(
+            np.asarray(low, dtype=float),
+            np.asarray(high, dtype=float),
+            shown=shown,
+            appearances=appearances,
+            clusters=clusters,
+            separated=np.union1d(always_best, always_worst),
+            min_appearances=min_appearances,
+            min_clusters=min_clusters,
+        )
+    result = Diagnostics(
+        n_items=n,
+        appearances=appearances,
+        component=component,
+        component_sizes=sizes,
+        always_best=always_best,
+        always_worst=always_worst,
+        never_best=never_best,
+        never_worst=never_worst,
+        unit=unit,
+        n_clusters=n_clusters,
+        clusters=clusters,
+        interval_flags=flags,
+        has_intervals=has_intervals,
+        min_appearances=min_appearances,
+        min_clusters=min_clusters,
+    )
+    result.messages = _messages(result, scores.method if scores is not None else method)
+    return result
+
+
+def diagnose_report(judgments: Judgments, scores: Scores, intervals=None) -> Diagnostics:
+    """``diagnose`` with a fit's Scores and its bootstrap Intervals (or None)."""
+    if intervals is None:
+        return diagnose(judgments, scores=scores)
+    return diagnose(
+        judgments, scores=scores, low=intervals.low, high=intervals.high, unit=intervals.unit
+    )
+
+
+def _components(items: np.ndarray, n: int, shown: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Group number per item (0 the largest group, -1 never shown) and the group sizes."""
+    if items.shape[0] == 0:
+        return np.full(n, -1, dtype=np.int64), []
+    # A path through each tuple links all its items; no need for every pair.
+    rows, columns = items[:, :-1].ravel(), items[:, 1:].ravel()
+    graph = sparse.csr_matrix((np.ones(rows.size), (rows, columns)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    labels = labels[shown]
+    found, first, counts = np.unique(labels, return_index=True, return_counts=True)
+    # Largest group first; equal sizes in order of their first item.
+    order = np.lexsort((first, -counts))
+    renumber = np.empty(found.size, dtype=np.int64)
+    renumber[order] = np.arange(found.size)
+    component = np.full(n, -1, dtype=np.int64)
+    component[shown] = renumber[np.searchsorted(found, labels)]
+    return component, counts[order].tolist()
+
+
+def _clusters_per_item(items: np.ndarray, labels: np.ndarray, n: int, n_clusters: int):
+    """How many distinct clusters show each item."""
+    if items.shape[0] == 0:
+        return np.zeros(n, dtype=np.int64)
+    size = items.shape[1]
+    pairs = np.unique(items.ravel() * max(n_clusters, 1) + np.repeat(labels, size))
+    return np.bincount(pairs // max(n_clusters, 1), minlength=n)
+
+
+def _interval_flags(
+    low, high, *, shown, appearances, clusters, separated, min_appearances, min_clusters
+):
+    flags = np.zeros(shown.size, dtype=np.int64)
+    finite = np.isfinite(low) & np.isfinite(high)
+    flags[shown & ~finite] |= NO_INTERVAL
+    scale = max(1.0, float(np.abs(np.concatenate([low[finite], high[finite]])).max(initial=0)))
+    width = np.where(finite, high - low, np.inf)
+    flags[shown & (width <= ZERO_WIDTH * scale)] |= ZERO_SPREAD
+    flags[shown & (appearances < min_appearances)] |= FEW_APPEARANCES
+    flags[shown & (clusters < min_clusters)] |= FEW_CLUSTERS
+    flags[separated] |= SEPARATED
+    return flags
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def _listing(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _messages(d: Diagnostics, method: str | None) -> list[str]:
+    messages = []
+    if d.n_components > 1:
+        sizes = d.component_sizes
+        if len(sizes) <= 4:
+            shape = _listing([f"{s:,}" for s in sizes]) + " items"
+        else:
+            shape = f"largest {sizes[0]:,} items, smallest {sizes[-1]:,}"
+        messages.append(
+            f"{len(sizes)} separate groups of items ({shape}): no tuple links one group to "
+            "another, so scores (and ranks) are comparable only within a group."
+        )
+    missing = d.never_shown.size
+    if missing:
+        messages.append(
+            f"{_count(missing, 'item was', 'items were')} never shown: no score or rank."
+        )
+    messages += _separation_messages(d, method)
+    if d.has_intervals and d.n_approximate:
+        messages.append(_interval_message(d))
+    return messages
+
+
+def _separation_messages(d: Diagnostics, method: str | None) -> list[str]:
+    parts = []
+    if d.always_best.size:
+        parts.append(f"{_count(d.always_best.size, 'item was', 'items were')} chosen best")
+    if d.always_worst.size:
+        parts.append(f"{_count(d.always_worst.size, 'item was', 'items were')} chosen worst")
+    if not parts:
+        return []
+    if method == "counting":
+        why = "their scores sit at the end of the scale (+1 or -1) however strong they are"
+    elif method is None:
+        why = "the data put no bound on their scores"
+    else:
+        why = "the data put no bound on their scores: the fit holds them finite only by its penalty"
+    return [f"{_listing(parts)} every time they were shown: {why}."]
+
+
+def _interval_message(d: Diagnostics) -> str:
+    noun = UNIT_NOUNS.get(d.unit, d.unit + "s")
+    flags = d.interval_flags
+    if d.n_clusters < d.min_clusters:
+        return (
+            f"The bootstrap resampled {noun}, and there {'is' if d.n_clusters == 1 else 'are'} "
+            f"only {d.n_clusters}: it needs at least {d.min_clusters} to show the spread, so "
+            f"every interval is approximate ({APPROXIMATE_MARK})."
+        )
+    parts = []
+    few_seen = (flags & FEW_APPEARANCES) != 0
+    few_clusters = ((flags & FEW_CLUSTERS) != 0) & ~few_seen
+    for count, words in (
+        (int(few_seen.sum()), f"seen fewer than {d.min_appearances} times"),
+        (int(few_clusters.sum()), f"in fewer than {d.min_clusters} distinct {noun}"),
+        (int(((flags & ZERO_SPREAD) != 0).sum()), "with no spread across resamples"),
+        (int(((flags & SEPARATED) != 0).sum()), "separated (always best or always worst)"),
+        (int(((flags & NO_INTERVAL) != 0).sum()), "with no interval"),
+    ):
+        if count:
+            parts.append(f"{count:,} {words}")
+    return (
+        f"Intervals of {_count(d.n_approximate, 'item')} (of {d.n_shown:,}) are approximate "
+        f"({APPROXIMATE_MARK}): {_listing(parts)}. A zero-width interval is not certainty."
+    )
+
+
+def interval_note(
+    flags: int,
+    *,
+    appearances: int | None,
+    clusters: int | None,
+    unit: str,
+    min_appearances: int = MIN_APPEARANCES,
+    min_clusters: int = MIN_CLUSTERS,
+    always_best: bool | None = None,
+) -> str | None:
+    """Why an interval with these flags is approximate, in one line; None for flags 0."""
+    if not flags:
+        return None
+    reasons = []
+    if flags & NO_INTERVAL:
+        reasons.append("no interval could be computed")
+    if flags & ZERO_SPREAD:
+        reasons.append("every resample gave the same score: zero width is not certainty")
+    if flags & SEPARATED:
+        side = {True: "best", False: "worst", None: "best (or worst)"}[always_best]
+        reasons.append(f"chosen {side} every time it was shown")
+    if flags & FEW_APPEARANCES:
+        seen = "" if appearances is None else f" (seen {appearances})"
+        reasons.append(f"seen fewer than {min_appearances} times{seen}")
+    elif flags & FEW_CLUSTERS:
+        noun = UNIT_NOUNS.get(unit, unit + "s")
+        count = f"only {clusters}" if clusters is not None else f"fewer than {min_clusters}"
+        reasons.append(
+            f"in {count} distinct {noun if clusters != 1 else unit} (the bootstrap resamples "
+            f"{noun}; at least {min_clusters} are needed)"
+        )
+    return "Approximate interval: " + "; ".join(reasons) + "."
+
+
+class StoredDiagnostics:
+    """Per-item lookups on the JSON form (``Diagnostics.to_dict``) of a stored run."""
+
+    def __init__(self, stored: dict | None):
+        self.stored = stored or {}
+        approximate = self.stored.get("approximate") or {}
+        self._flags: dict[int, int] = {}
+        for bit, name in FLAG_NAMES.items():
+            for item in approximate.get(name) or []:
+                self._flags[int(item)] = self._flags.get(int(item), 0) | bit
+        self._group: dict[int, int] = {}
+        for number, group in enumerate(self.stored.get("other_groups") or [], start=2):
+            for item in group:
+                self._group[int(item)] = number
+        self._best = {int(i) for i in self.stored.get("always_best") or []}
+        self._clusters = {int(k): v for k, v in (self.stored.get("clusters") or {}).items()}
+
+    @property
+    def messages(self) -> list[str]:
+        return list(self.stored.get("messages") or [])
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.stored.get("component_sizes") or [])
+
+    def flags(self, item: int) -> int:
+        return self._flags.get(item, 0)
+
+    def approximate(self, item: int) -> bool:
+        return item in self._flags
+
+    def zero_width(self, item: int) -> bool:
+        return bool(self.flags(item) & (ZERO_SPREAD | NO_INTERVAL))
+
+    def group(self, item: int) -> int | None:
+        """Group number (1 the largest) of a shown item when there are several groups."""
+        if self.n_groups <= 1:
+            return None
+        return self._group.get(item, 1)
+
+    def note(self, item: int, appearances: int | None = None) -> str | None:
+        flags = self.flags(item)
+        return interval_note(
+            flags,
+            appearances=appearances,
+            clusters=self._clusters.get(item),
+            unit=self.stored.get("unit", "tuple"),
+            min_appearances=self.stored.get("min_appearances", MIN_APPEARANCES),
+            min_clusters=self.stored.get("min_clusters", MIN_CLUSTERS),
+            always_best=(item in self._best) if flags & SEPARATED else None,
+        )
