@@ -10,11 +10,19 @@ from rest_framework.views import APIView
 from projects.access import managed_project_or_404
 
 from . import scheduling, selectors, services
+from .core.diagnostics import StoredDiagnostics
 from .core.scoring import METHODS
 from .models import ItemScore, ScoreRun
 
 
 class RunSerializer(serializers.ModelSerializer):
+    diagnostics = serializers.SerializerMethodField(
+        help_text="What the scores cannot tell: sentences (messages), the sizes of the "
+        "separate groups of items (scores compare only within one), counts of never-shown, "
+        "separated and one-sided items and of approximate intervals, and their thresholds. "
+        "Empty for a run stored before diagnostics."
+    )
+
     class Meta:
         model = ScoreRun
         fields = [
@@ -31,16 +39,61 @@ class RunSerializer(serializers.ModelSerializer):
             "n_tuples_annotated",
             "reliability",
             "convergence",
+            "diagnostics",
             "created_at",
             "started_at",
             "finished_at",
         ]
 
+    def get_diagnostics(self, run) -> dict:
+        return selectors.run_diagnostics(run).summary()
+
 
 class ItemScoreSerializer(serializers.ModelSerializer):
+    """An item's score; the run's diagnostics (context "diagnostics") add whether its
+    interval is approximate and why (a zero-width interval always is), its group when the
+    items fall into separate groups, and whether it was chosen best or worst every time."""
+
+    interval_approximate = serializers.SerializerMethodField()
+    interval_note = serializers.SerializerMethodField()
+    group = serializers.SerializerMethodField()
+    separated = serializers.SerializerMethodField()
+
     class Meta:
         model = ItemScore
-        fields = ["item_id", "score", "ci_low", "ci_high", "best", "worst", "appearances", "rank"]
+        fields = [
+            "item_id",
+            "score",
+            "ci_low",
+            "ci_high",
+            "interval_approximate",
+            "interval_note",
+            "best",
+            "worst",
+            "appearances",
+            "rank",
+            "group",
+            "separated",
+        ]
+
+    def _diagnostics(self) -> StoredDiagnostics:
+        return self.context.get("diagnostics") or StoredDiagnostics(None)
+
+    def get_interval_approximate(self, item) -> bool:
+        return self._diagnostics().approximate(item.item_index)
+
+    def get_interval_note(self, item) -> str | None:
+        return self._diagnostics().note(item.item_index, item.appearances)
+
+    def get_group(self, item) -> int | None:
+        """Group number (1 the largest) when the items fall into separate groups."""
+        if item.score is None:
+            return None
+        return self._diagnostics().group(item.item_index)
+
+    def get_separated(self, item) -> str | None:
+        """'best' or 'worst' when the item was chosen so every time it was shown."""
+        return self._diagnostics().separated(item.item_index)
 
 
 class ScoresOutputSerializer(RunSerializer):
@@ -50,7 +103,8 @@ class ScoresOutputSerializer(RunSerializer):
         fields = RunSerializer.Meta.fields + ["items"]
 
     def get_items(self, run) -> list[dict]:
-        return ItemScoreSerializer(selectors.ranked_items(run), many=True).data
+        context = {"diagnostics": selectors.run_diagnostics(run)}
+        return ItemScoreSerializer(selectors.ranked_items(run), many=True, context=context).data
 
 
 class RescoreInputSerializer(serializers.Serializer):

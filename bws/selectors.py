@@ -5,6 +5,7 @@ from django.db.models import F, QuerySet
 
 from projects.models import Annotation, Item, Project
 
+from .core.diagnostics import StoredDiagnostics
 from .core.judgments import Judgments
 from .models import BwsTuple, ItemScore, ScoreRun
 
@@ -89,3 +90,16 @@ def latest_failed_run(project: Project, scheme: str) -> ScoreRun | None:
 def ranked_items(run: ScoreRun) -> QuerySet[ItemScore]:
     """The run's item scores, best rank first; unranked items (no score) last, by index."""
     return ItemScore.objects.filter(run=run).order_by(F("rank").asc(nulls_last=True), "item_index")
+
+
+def run_diagnostics(run: ScoreRun | None) -> StoredDiagnostics:
+    """What a run's scores cannot tell (separate groups, separated items, approximate
+    intervals), for its messages and per-item lookups; empty for no run or an older run."""
+    return StoredDiagnostics(run.diagnostics if run is not None else None)
+
+
+def recent_runs(project: Project, scheme: str, limit: int = 8) -> QuerySet[ScoreRun]:
+    """The scheme's newest runs, for a list: without their large JSON fields."""
+    return ScoreRun.objects.filter(project=project, scheme=scheme).defer(
+        "diagnostics", "convergence", "stats_text"
+    )[:limit]

@@ -62,19 +62,25 @@ def dashboard(request, slug):
         "pending": pending,
         "failed": failed,
         "progress": project_selectors.Progress(done=annotated, total=total_tuples),
-        "recent_runs": ScoreRun.objects.filter(project=project, scheme=scheme)[:8],
+        "recent_runs": selectors.recent_runs(project, scheme),
         "run_method_name": METHOD_NAMES.get(run.method, run.method) if run else "",
         "reliability_width": round(
             300 * min(max((run.reliability or {}).get("mean") or 0, 0), 1) if run else 0, 1
         ),
     }
+    diagnostics = selectors.run_diagnostics(run)
+    context["diagnostics"] = diagnostics.messages
     if run is not None and run.n_judgments:
-        context.update(_scores_context(project, run, request.GET.get("page")))
+        context.update(_scores_context(project, run, request.GET.get("page"), diagnostics))
     return render(request, "bws/dashboard.html", context)
 
 
-def _scores_context(project, run: ScoreRun, page_number) -> dict:
-    """The charts and one page of the ranked table of a run that has judgments."""
+def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
+    """The charts and one page of the ranked table of a run that has judgments.
+
+    Each row says whether its interval is approximate (and why, for the mark's title),
+    whether it has zero width (shown as approximate, never as a range of zero width) and,
+    when the items fall into separate groups, its group."""
     scores = list(
         ItemScore.objects.filter(run=run).values_list("score", "ci_low", "ci_high", "appearances")
     )
@@ -96,10 +102,16 @@ def _scores_context(project, run: ScoreRun, page_number) -> dict:
                 "item": item,
                 "text": texts.get(item.item_id, ""),
                 "bar": charts.interval_bar(item.score, item.ci_low, item.ci_high, lo, hi),
+                "approximate": diagnostics.approximate(item.item_index),
+                "zero_width": diagnostics.zero_width(item.item_index),
+                "note": diagnostics.note(item.item_index, item.appearances),
+                "group": diagnostics.group(item.item_index) if item.score is not None else None,
             }
             for item in page
         ],
         "range": (lo, hi),
+        "n_groups": diagnostics.n_groups,
+        "any_approximate": bool(run.diagnostics and run.diagnostics.get("n_approximate")),
     }
 
 

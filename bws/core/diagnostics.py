@@ -421,11 +421,41 @@ class StoredDiagnostics:
             for item in group:
                 self._group[int(item)] = number
         self._best = {int(i) for i in self.stored.get("always_best") or []}
+        self._worst = {int(i) for i in self.stored.get("always_worst") or []}
         self._clusters = {int(k): v for k, v in (self.stored.get("clusters") or {}).items()}
 
     @property
     def messages(self) -> list[str]:
         return list(self.stored.get("messages") or [])
+
+    def summary(self) -> dict:
+        """The stored form without its per-item lists: sentences, group sizes and counts
+        ({} for a run stored before diagnostics)."""
+        s = self.stored
+        if not s:
+            return {}
+        return {
+            "messages": self.messages,
+            "group_sizes": list(s.get("component_sizes") or []),
+            "n_never_shown": len(s.get("never_shown") or []),
+            "n_always_best": len(s.get("always_best") or []),
+            "n_always_worst": len(s.get("always_worst") or []),
+            "n_never_best": s.get("n_never_best", 0),
+            "n_never_worst": s.get("n_never_worst", 0),
+            "n_approximate": s.get("n_approximate", 0),
+            "resample_unit": s.get("unit"),
+            "n_clusters": s.get("n_clusters"),
+            "min_appearances": s.get("min_appearances"),
+            "min_clusters": s.get("min_clusters"),
+        }
+
+    def separated(self, item: int) -> str | None:
+        """'best' or 'worst' for an item chosen so every time it was shown, else None."""
+        if item in self._best:
+            return "best"
+        if item in self._worst:
+            return "worst"
+        return None
 
     @property
     def n_groups(self) -> int:
