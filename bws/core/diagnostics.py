@@ -336,13 +336,19 @@ def _separation_messages(d: Diagnostics, method: str | None) -> list[str]:
         parts.append(f"{_count(d.always_worst.size, 'item was', 'items were')} chosen worst")
     if not parts:
         return []
+    one = d.always_best.size + d.always_worst.size == 1
+    score, them = ("its score", "it") if one else ("their scores", "them")
     if method == "counting":
-        why = "their scores sit at the end of the scale (+1 or -1) however strong they are"
+        why = (
+            f"{score} sit{'s' if one else ''} at the end of the scale (+1 or -1), whatever "
+            f"{'its' if one else 'their'} true distance from the rest"
+        )
     elif method is None:
-        why = "the data put no bound on their scores"
+        why = f"the data put no bound on {score}"
     else:
-        why = "the data put no bound on their scores: the fit holds them finite only by its penalty"
-    return [f"{_listing(parts)} every time they were shown: {why}."]
+        why = f"the data put no bound on {score}: the fit holds {them} finite only by its penalty"
+    shown = "it was" if one else "they were"
+    return [f"{_listing(parts)} every time {shown} shown: {why}."]
 
 
 def _interval_message(d: Diagnostics) -> str:

@@ -293,3 +293,90 @@ def test_python_m_bws_runs_score_and_stats(tmp_path):
     assert done.returncode == 2
     assert "annotation_output/user_1.jsonl:81: not valid JSON" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def split_study(root):
+    """make_study, with items 30..39 judged only among themselves: two separate groups."""
+    config, ids, _ = make_study(root)
+    for path in (root / "annotation_output").iterdir():
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        kept = []
+        for record in records:
+            inside = [int(item[-3:]) >= 30 for item in record["items"]]
+            if all(inside) or not any(inside):
+                kept.append(record)
+        path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    rng = np.random.default_rng(7)
+    small = [ids[k] for k in range(30, 40)]
+    # Every item of the large group shown at least once more, whatever was dropped.
+    cover = [[ids[(k + j) % 30] for j in range(4)] for k in range(0, 30, 4)]
+    extra = cover + [list(rng.choice(small, 4, replace=False)) for _ in range(30)]
+    with open(root / "annotation_output" / "user_3.jsonl", "w") as stream:
+        for t, items in enumerate(extra):
+            record = {
+                "id": f"extra_{t}",
+                "items": items,
+                "annotations": {"fluency": {"best": items[0], "worst": items[1]}},
+                "annotator": "user_3",
+            }
+            stream.write(json.dumps(record) + "\n")
+    return config
+
+
+def test_score_and_stats_warn_of_separate_groups(tmp_path, capsys):
+    config = split_study(tmp_path)
+    assert cli_scoring.main(["score", "--config", str(config), "--bootstrap", "50"]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert warnings[0] == (
+        "warning: 2 separate groups of items (30 and 10 items): no tuple links one group to "
+        "another, so scores (and ranks) are comparable only within a group."
+    )
+    assert "Wrote " in captured.out and "warning" not in captured.out
+    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    text = capsys.readouterr().out
+    block = text.split("Warnings:\n", 1)[1]
+    assert block.startswith("  - 2 separate groups of items (30 and 10 items)")
+
+
+def test_a_connected_study_prints_no_warning(tmp_path, capsys):
+    config, _, _ = make_study(tmp_path)
+    assert cli_scoring.main(["score", "--config", str(config), "--bootstrap", "50"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert "Warnings:" not in capsys.readouterr().out
+
+
+def test_one_annotator_resampled_by_annotator_gives_no_zero_width_figure(tmp_path, capsys):
+    config, _, _ = make_study(tmp_path, method="counting")
+    (tmp_path / "annotation_output" / "user_2.jsonl").unlink()
+    args = ["score", "--config", str(config), "--resample-by", "annotator", "--bootstrap", "50"]
+    assert cli_scoring.main(args) == 0
+    err = capsys.readouterr().err
+    assert (
+        "warning: The bootstrap resampled annotators, and there is only 1: it needs at least "
+        "6 to show the spread, so every interval is approximate (\u2248)."
+    ) in err
+
+
+def test_stats_shows_an_always_best_item_as_approximate_not_as_zero_width(tmp_path, capsys):
+    config, _, _ = make_study(tmp_path, method="counting")
+    path = tmp_path / "annotation_output" / "user_1.jsonl"
+    (tmp_path / "annotation_output" / "user_2.jsonl").unlink()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        if "item_039" in record["items"]:
+            answer = record["annotations"]["fluency"]
+            others = [item for item in record["items"] if item != "item_039"]
+            answer["best"] = "item_039"
+            answer["worst"] = answer["worst"] if answer["worst"] in others else others[0]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    text = capsys.readouterr().out
+    # Its counting score is +1 in every resample: no "±0.00".
+    assert "  item_039:  1.00 (\u2248 no spread)\n" in text and "±0.00" not in text
+    warnings = text.split("Warnings:\n", 1)[1]
+    assert warnings.startswith(
+        "  - 1 item was chosen best every time it was shown: its score sits at the end of "
+        "the scale (+1 or -1), whatever its true distance from the rest."
+    )
