@@ -1,4 +1,5 @@
-// Annotation page: keyboard for best-worst choices, time taken, rows for segments and boxes.
+// Annotation page: keyboard for best-worst choices, time taken, rows for segments and boxes
+// (and their "Nothing to mark" boxes).
 (function () {
   "use strict";
   var form = document.getElementById("annotate-form");
@@ -106,6 +107,29 @@
       row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
     }
   });
+  // ----- "Nothing to mark" with rows filled in is a contradiction: the browser holds the
+  // form back with this message (the server refuses it too), and nothing typed is lost.
+  function rowsFilled(fieldset) {
+    return Array.prototype.some.call(
+      fieldset.querySelectorAll('tr.data-row input, tr.data-row select[name$="__label"]'),
+      function (field) { return field.value.trim() !== ""; }
+    );
+  }
+  function checkNothing() {
+    form.querySelectorAll('input[type="checkbox"][name$="__nothing"]').forEach(function (box) {
+      var both = box.checked && rowsFilled(box.closest("fieldset"));
+      box.setCustomValidity(
+        both ? 'Untick "Nothing to mark", or remove the rows you filled in.' : ""
+      );
+    });
+  }
+  form.addEventListener("input", checkNothing);
+  form.addEventListener("change", checkNothing);
+  form.addEventListener("click", function (event) {
+    if (event.target.classList.contains("remove-row")) checkNothing();
+  });
+  checkNothing();
+
   document.querySelectorAll(".mark-time").forEach(function (button) {
     button.addEventListener("click", function () {
       var fieldset = button.closest("fieldset");
