@@ -6,6 +6,11 @@ import all go through here. CSV and TSV flatten the same records (one column per
 field, one column per key where the scheme type splits its answers, as
 ``<scheme>.best``/``<scheme>.worst`` for best-worst answers, JSON for other lists and
 objects). Pure Python, no Django. Every error names file and line.
+
+An answer is a scheme's value in ``annotations``; a scheme absent there, or null, is not
+answered. ``[]`` is a value like any other: for boxes and segments it is the answer
+"nothing to mark" (projects.schemes), written ``[]`` in JSON Lines and as the cell ``[]``
+in a table, where an empty cell is "not answered"; both read back as written.
 """
 
 from __future__ import annotations
@@ -355,7 +360,8 @@ def write_table(
 
 
 def read_table_text(text: str, name: str = "<table>", *, delimiter: str = ",") -> list[UnitRecord]:
-    """Records from a flattened CSV/TSV table (header on line 1; empty cells are no answer).
+    """Records from a flattened CSV/TSV table (header on line 1; empty cells are no answer,
+    a ``[]`` cell is the empty list, as JSON Lines writes it).
 
     The formula guard an export adds is taken off, so an exported table reads back exactly.
     """

@@ -237,3 +237,20 @@ def test_empty_answers_export_and_import_as_empty(project, tmp_path, fmt):
         assert cells["boxes"] == "[]" and cells["speech"] == ""  # empty vs not answered
     back = {(r.id, r.annotator): r.annotations for r in read_file(path)}
     assert back == answers
+
+
+def test_files_keep_empty_apart_from_not_answered(tmp_path):
+    from projects.interchange import UnitRecord, write_jsonl, write_table
+
+    records = [
+        UnitRecord(id="u1", annotator="a", annotations={"boxes": [], "events": [BOX]}),
+        UnitRecord(id="u1", annotator="b", annotations={"events": []}),
+    ]
+    for name in ("r.jsonl", "r.csv", "r.tsv"):
+        path = tmp_path / name
+        if name.endswith(".jsonl"):
+            write_jsonl(records, path)
+        else:
+            write_table(records, path)
+        back = [r.annotations for r in read_file(path)]
+        assert back == [{"boxes": [], "events": [BOX]}, {"events": []}], name
