@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -412,7 +413,11 @@ def format_stats(
                 "  One judgment per tuple: the tuples were split in two, not their judgments."
             )
     if diagnostics.messages:
-        lines += ["", "Warnings:"] + [f"  - {message}" for message in diagnostics.messages]
+        lines += ["", "Warnings:"]
+        for message in diagnostics.messages:
+            lines += textwrap.wrap(
+                message, width=88, initial_indent="  - ", subsequent_indent="    "
+            )
     return "\n".join(lines)
 
 

@@ -346,7 +346,7 @@ def _separation_messages(d: Diagnostics, method: str | None) -> list[str]:
     elif method is None:
         why = f"the data put no bound on {score}"
     else:
-        why = f"the data put no bound on {score}: the fit holds {them} finite only by its penalty"
+        why = f"the data put no bound on {score} (the fit holds {them} finite only by its penalty)"
     shown = "it was" if one else "they were"
     return [f"{_listing(parts)} every time {shown} shown: {why}."]
 
@@ -372,9 +372,10 @@ def _interval_message(d: Diagnostics) -> str:
     ):
         if count:
             parts.append(f"{count:,} {words}")
+    zero = " A zero-width interval is not certainty." if (flags & ZERO_SPREAD).any() else ""
     return (
         f"Intervals of {_count(d.n_approximate, 'item')} (of {d.n_shown:,}) are approximate "
-        f"({APPROXIMATE_MARK}): {_listing(parts)}. A zero-width interval is not certainty."
+        f"({APPROXIMATE_MARK}): {_listing(parts)}.{zero}"
     )
 
 

@@ -376,7 +376,8 @@ def test_stats_shows_an_always_best_item_as_approximate_not_as_zero_width(tmp_pa
     # Its counting score is +1 in every resample: no "±0.00".
     assert "  item_039:  1.00 (\u2248 no spread)\n" in text and "±0.00" not in text
     warnings = text.split("Warnings:\n", 1)[1]
-    assert warnings.startswith(
-        "  - 1 item was chosen best every time it was shown: its score sits at the end of "
+    assert all(len(line) <= 88 for line in warnings.splitlines())
+    assert " ".join(warnings.split()).startswith(
+        "- 1 item was chosen best every time it was shown: its score sits at the end of "
         "the scale (+1 or -1), whatever its true distance from the rest."
     )

@@ -88,7 +88,7 @@ def test_an_item_best_every_time_and_one_worst_every_time_are_separated():
     assert 3 in found.never_best.tolist() and 7 not in found.never_best.tolist()
     assert found.messages == [
         "1 item was chosen best and 1 item was chosen worst every time they were shown: the "
-        "data put no bound on their scores: the fit holds them finite only by its penalty."
+        "data put no bound on their scores (the fit holds them finite only by its penalty)."
     ]
     counted = diagnose(judgments, scores=fit("counting", judgments))
     assert "(+1 or -1)" in counted.messages[0]
@@ -156,8 +156,7 @@ def test_few_appearances_and_few_clusters_are_told_apart():
     assert np.flatnonzero(seen.approximate).tolist() == [36]
     assert "seen fewer than 6 times (seen 3)" in seen.note(36)
     assert seen.messages == [
-        "Intervals of 1 item (of 37) are approximate (\u2248): 1 seen fewer than 6 times. "
-        "A zero-width interval is not certainty."
+        "Intervals of 1 item (of 37) are approximate (\u2248): 1 seen fewer than 6 times."
     ]
 
 
