@@ -3,7 +3,9 @@
 Reads the YAML configuration (projects.configuration) and the interchange records
 (projects.interchange: every .jsonl under the configuration's output_annotation_dir, or
 the file or directory given with --annotations) and prints the report of
-agreement.core.report as JSON or text. Bad input exits with status 2 and a message.
+agreement.core.report as JSON or text. Values the platform would not store as answers are
+left out first (``answered``), so both give the same figures on the same answers. Bad
+input exits with status 2 and a message.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from agreement.core.report import AgreementInputError, build_report, format_text
 from projects.configuration import ConfigError, load_config
 from projects.interchange import InterchangeError, answer_suffixes, read_directory, read_file
 from projects.schemes import scheme_type
+from projects.validation import is_empty
 
 EXIT_BAD_INPUT = 2
 
@@ -60,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             for scheme in config.schemes
         ]
+        records = answered(records, schemes)
         report = build_report(records, schemes, model_annotators=args.model_annotator)
     except (ConfigError, InterchangeError, AgreementInputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -70,6 +74,25 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     return 0
+
+
+def answered(records: list, schemes: list[dict]) -> list:
+    """The records as the platform would store them: a configured scheme's value that is
+    no answer there (projects.validation.is_empty: None, "", {}, and [] except for boxes
+    and segments, where [] is "nothing to mark") is dropped, and a record left with no
+    answer at all is not counted. So the report of a study's files and the platform's
+    report of the same answers agree figure for figure."""
+    kinds = {scheme["name"]: scheme_type(scheme["type"]) for scheme in schemes}
+    kept = []
+    for record in records:
+        record.annotations = {
+            name: value
+            for name, value in record.annotations.items()
+            if name not in kinds or not is_empty(value, kinds[name])
+        }
+        if record.annotations:
+            kept.append(record)
+    return kept
 
 
 def _read_records(annotations: str | None, default_dir: Path, suffixes: tuple[str, ...]):

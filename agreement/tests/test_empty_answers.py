@@ -248,3 +248,43 @@ def test_the_platform_and_the_files_give_the_same_report(answered, capsys, fmt):
     speech = platform["schemes"]["speech"]
     # doc0 amy/bob both empty 1; doc2 amy empty, bob one segment 0; doc3 cal alone.
     assert speech["n_pairs"] == 2 and speech["mean_agreement"] == pytest.approx(0.5)
+
+
+MIXED = """annotation_task_name: Empty values of every kind
+data_files: [d.jsonl]
+annotation_schemes:
+  - {annotation_type: spatial_annotation, name: boxes, description: Cars, labels: [car]}
+  - {annotation_type: radio, name: topic, description: Topic, labels: [sport, politics]}
+  - {annotation_type: multiselect, name: tags, description: Tags, labels: [x, y]}
+"""
+
+
+def test_a_file_and_its_import_give_the_same_report(db, tmp_path, capsys):
+    # Values the platform does not store ("" for a radio, [] for a multiselect, null) are
+    # no answer in file mode too; [] for boxes is an answer in both.
+    rows = [{"id": f"doc{n}", "text": f"Doc {n}"} for n in range(2)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "c.yaml").write_text(MIXED)
+    project = import_project(config_path=tmp_path / "c.yaml", slug="mixed").project
+    records = [
+        {"id": "doc0", "annotator": "a", "annotations": {"topic": "", "tags": [], "boxes": []}},
+        {"id": "doc0", "annotator": "b", "annotations": {"topic": "sport", "tags": ["x"],
+                                                         "boxes": [box(0)]}},
+        {"id": "doc1", "annotator": "a", "annotations": {"topic": "sport", "tags": [],
+                                                         "boxes": None}},
+        {"id": "doc1", "annotator": "b", "annotations": {"topic": "politics", "tags": ["x"],
+                                                         "boxes": []}},
+        {"id": "doc1", "annotator": "c", "annotations": {"boxes": []}},
+    ]  # fmt: skip
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    import_records(project=project, records=read_jsonl_text(path.read_text(), "answers.jsonl"))
+    platform = json.loads(json.dumps(compute_report(project=project).report))
+    capsys.readouterr()
+    assert main(["report", "--config", str(tmp_path / "c.yaml"), "--annotations", str(path)]) == 0
+    files = json.loads(capsys.readouterr().out)
+    assert files == platform
+    # boxes: doc0 a/b one empty 0; doc1 b/c both empty 1 (a's null is no answer).
+    assert platform["schemes"]["boxes"]["mean_agreement"] == 0.5
+    assert platform["schemes"]["topic"]["n_units"] == 1  # a's "" on doc0 is no answer
+    assert platform["schemes"]["tags"]["n_units"] == 0  # a's [] tags are no answer
