@@ -2,6 +2,7 @@
 whatever the number of items (same intervals as in memory), and a run's item rows are
 written in one go (COPY on PostgreSQL), all or nothing."""
 
+import dataclasses
 import tracemalloc
 
 import numpy as np
@@ -95,3 +96,92 @@ def test_bootstrap_peak_memory_grows_with_items_by_far_less_than_the_table():
     # From 5,000 to 20,000 items the table grows by 24 MB; the peak grows with the data
     # and a block of resamples only.
     assert peaks[20_000] - peaks[5_000] < (20_000 - 5_000) * 200 * 8 / 3
+
+
+# --------------------------------------------------------------------------- item rows
+
+
+def _run():
+    from bws.models import ScoreRun
+    from projects.tests.factories import ProjectFactory
+
+    return ScoreRun.objects.create(project=ProjectFactory(), scheme="q", method="counting")
+
+
+def _rows(n: int, *, best=1):
+    from bws.filemode import ScoreRow
+
+    rows = [
+        ScoreRow(
+            item_id=f"it\\em\t{i}\n",  # backslash, tab and newline survive the COPY text
+            text="",
+            score=1.0 - i / n,
+            ci_low=float("nan") if i == 0 else -0.5,
+            ci_high=0.5,
+            best_count=best,
+            worst_count=0,
+            appearances=4,
+            rank=i + 1,
+        )
+        for i in range(n)
+    ]
+    return rows, {row.item_id: n - 1 - i for i, row in enumerate(rows)}
+
+
+def _stored(run) -> list[tuple]:
+    from bws.models import ItemScore
+
+    return list(
+        ItemScore.objects.filter(run=run)
+        .order_by("rank")
+        .values_list("item_index", "item_id", "score", "ci_low", "ci_high", "best", "rank")
+    )
+
+
+@pytest.mark.django_db
+def test_item_rows_are_written_replacing_the_runs_earlier_rows():
+    from bws import services
+
+    run = _run()
+    services.write_item_scores(run, *_rows(3, best=7))
+    rows, index_of = _rows(1200)
+    services.write_item_scores(run, rows, index_of)
+    stored = _stored(run)
+    assert len(stored) == 1200
+    assert stored[0] == (1199, "it\\em\t0\n", 1.0, None, 0.5, 1, 1)  # NaN stored as NULL
+    assert stored[-1] == (0, "it\\em\t1199\n", 1.0 - 1199 / 1200, -0.5, 0.5, 1, 1200)
+
+
+@pytest.mark.django_db
+def test_a_write_that_fails_part_way_stores_nothing_and_keeps_the_earlier_rows():
+    from django.db import IntegrityError, transaction
+
+    from bws import services
+
+    run = _run()
+    services.write_item_scores(run, *_rows(5))
+    before = _stored(run)
+    rows, index_of = _rows(3000)
+    # Refused by the column's check, after 2,500 good rows.
+    rows[2500] = dataclasses.replace(rows[2500], best_count=-1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        services.write_item_scores(run, rows, index_of)
+    assert _stored(run) == before
+    # A failure after the rows are written (the run's own update) takes them back too.
+    with pytest.raises(RuntimeError), transaction.atomic():
+        services.write_item_scores(run, *_rows(3000))
+        raise RuntimeError("the run's update failed")
+    assert _stored(run) == before
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_postgresql_loads_item_rows_with_copy(monkeypatch):
+    from bws import services
+
+    copies = []
+    real = services._copy_rows
+    monkeypatch.setattr(services, "_copy_rows", lambda *args: copies.append(args[1]) or real(*args))
+    run = _run()
+    services.write_item_scores(run, *_rows(2000))
+    assert copies == ["bws_itemscore"] and len(_stored(run)) == 2000
