@@ -1,7 +1,7 @@
 """REST views of scores: the latest good run with its items, re-scoring, polling a run."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
@@ -102,6 +102,7 @@ class ScoresOutputSerializer(RunSerializer):
     class Meta(RunSerializer.Meta):
         fields = RunSerializer.Meta.fields + ["items"]
 
+    @extend_schema_field(ItemScoreSerializer(many=True))
     def get_items(self, run) -> list[dict]:
         context = {"diagnostics": selectors.run_diagnostics(run)}
         return ItemScoreSerializer(selectors.ranked_items(run), many=True, context=context).data
