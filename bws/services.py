@@ -479,8 +479,18 @@ def _diagnostics(judgments, method: str, params: dict, rows, ids) -> dict:
             if row.ci_low is not None and row.ci_high is not None:
                 low[index_of[row.item_id]] = row.ci_low
                 high[index_of[row.item_id]] = row.ci_high
-    unit = params.get("resample_unit", "tuple")
-    return diagnose(judgments, method=method, low=low, high=high, unit=unit).to_dict()
+    # The thresholds on appearances and clusters hold for bootstrap intervals only; a run
+    # without an interval_method has score_judgments' default (the first it offers).
+    from . import filemode
+
+    default = getattr(filemode, "INTERVAL_METHODS", ("bootstrap",))[0]
+    if params.get("interval_method", default) == "bootstrap":
+        kind, unit = "bootstrap", params.get("resample_unit", "tuple")
+    else:
+        kind, unit = "calibrated", "tuple" if method == "counting" else "model"
+    return diagnose(
+        judgments, method=method, low=low, high=high, unit=unit, interval_kind=kind
+    ).to_dict()
 
 
 def run_rows(run: ScoreRun) -> list:

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from bws.core.bootstrap import cluster_labels
+from bws.core.bootstrap import UNITS, cluster_labels
 from bws.core.judgments import Judgments
 from bws.core.scoring import Scores
 
@@ -41,7 +41,7 @@ MIN_APPEARANCES = 6
 # approximate: 3 clusters allow only 10 distinct resamples.
 MIN_CLUSTERS = 6
 # Intervals narrower than this, relative to the score scale (largest |end|, at least 1),
-# have zero width: every resample gave the same score.
+# have zero width: no spread at all (in a bootstrap, every resample gave the same score).
 ZERO_WIDTH = 1e-9
 
 # Why an item's interval is approximate (bits of Diagnostics.interval_flags).
@@ -89,9 +89,15 @@ class Diagnostics:
     clusters: np.ndarray
     interval_flags: np.ndarray
     has_intervals: bool
+    interval_kind: str = "bootstrap"
     min_appearances: int = MIN_APPEARANCES
     min_clusters: int = MIN_CLUSTERS
     messages: list[str] = field(default_factory=list)
+
+    @property
+    def resampled(self) -> bool:
+        """Whether the intervals are a cluster bootstrap's (the thresholds apply)."""
+        return self.interval_kind == "bootstrap" and self.unit in UNITS
 
     @property
     def n_shown(self) -> int:
@@ -166,6 +172,7 @@ class Diagnostics:
             "min_appearances": self.min_appearances,
             "min_clusters": self.min_clusters,
             "has_intervals": self.has_intervals,
+            "interval_kind": self.interval_kind,
             "n_approximate": self.n_approximate,
             "approximate": {name: items for name, items in flagged.items() if items},
             # Distinct clusters of the items with too few, for their notes.
@@ -188,6 +195,7 @@ def diagnose(
     low: np.ndarray | None = None,
     high: np.ndarray | None = None,
     unit: str = "tuple",
+    interval_kind: str = "bootstrap",
     min_appearances: int = MIN_APPEARANCES,
     min_clusters: int = MIN_CLUSTERS,
 ) -> Diagnostics:
@@ -196,6 +204,10 @@ def diagnose(
     ``method`` (or ``scores.method``) words the note on separated items.
     ``low`` and ``high`` are the interval ends per item index (NaN or None where an item
     has none); ``unit`` is what the bootstrap resampled ('tuple', 'judgment', 'annotator').
+    The thresholds on appearances and clusters were measured on percentile bootstrap
+    intervals: they apply when ``interval_kind`` is "bootstrap" and ``unit`` a resampling
+    unit. Intervals of any kind are approximate at zero width, when missing, and for
+    separated items. (Clusters are then counted by tuple, for information.)
     """
     n = judgments.n_items
     items = judgments.items
@@ -204,7 +216,8 @@ def diagnose(
     worst = np.bincount(judgments.worst_items, minlength=n)
     shown = appearances > 0
     component, sizes = _components(items, n, shown)
-    labels = cluster_labels(judgments, unit)
+    resampled = interval_kind == "bootstrap" and unit in UNITS
+    labels = cluster_labels(judgments, unit if unit in UNITS else "tuple")
     n_clusters = int(labels.max()) + 1 if labels.size else 0
     clusters = _clusters_per_item(items, labels, n, n_clusters)
     always_best = np.flatnonzero(shown & (best == appearances))
@@ -221,8 +234,8 @@ def diagnose(
             appearances=appearances,
             clusters=clusters,
             separated=np.union1d(always_best, always_worst),
-            min_appearances=min_appearances,
-            min_clusters=min_clusters,
+            min_appearances=min_appearances if resampled else 0,
+            min_clusters=min_clusters if resampled else 0,
         )
     result = Diagnostics(
         n_items=n,
@@ -238,6 +251,7 @@ def diagnose(
         clusters=clusters,
         interval_flags=flags,
         has_intervals=has_intervals,
+        interval_kind=interval_kind,
         min_appearances=min_appearances,
         min_clusters=min_clusters,
     )
@@ -246,11 +260,17 @@ def diagnose(
 
 
 def diagnose_report(judgments: Judgments, scores: Scores, intervals=None) -> Diagnostics:
-    """``diagnose`` with a fit's Scores and its bootstrap Intervals (or None)."""
+    """``diagnose`` with a fit's Scores and its Intervals (or None): bootstrap intervals,
+    or others that name their ``kind``."""
     if intervals is None:
         return diagnose(judgments, scores=scores)
     return diagnose(
-        judgments, scores=scores, low=intervals.low, high=intervals.high, unit=intervals.unit
+        judgments,
+        scores=scores,
+        low=intervals.low,
+        high=intervals.high,
+        unit=intervals.unit,
+        interval_kind=getattr(intervals, "kind", "bootstrap"),
     )
 
 
@@ -354,7 +374,7 @@ def _separation_messages(d: Diagnostics, method: str | None) -> list[str]:
 def _interval_message(d: Diagnostics) -> str:
     noun = UNIT_NOUNS.get(d.unit, d.unit + "s")
     flags = d.interval_flags
-    if d.n_clusters < d.min_clusters:
+    if d.resampled and d.n_clusters < d.min_clusters:
         return (
             f"The bootstrap resampled {noun}, and there {'is' if d.n_clusters == 1 else 'are'} "
             f"only {d.n_clusters}: it needs at least {d.min_clusters} to show the spread, so "
@@ -366,7 +386,7 @@ def _interval_message(d: Diagnostics) -> str:
     for count, words in (
         (int(few_seen.sum()), f"seen fewer than {d.min_appearances} times"),
         (int(few_clusters.sum()), f"in fewer than {d.min_clusters} distinct {noun}"),
-        (int(((flags & ZERO_SPREAD) != 0).sum()), "with no spread across resamples"),
+        (int(((flags & ZERO_SPREAD) != 0).sum()), "of zero width"),
         (int(((flags & SEPARATED) != 0).sum()), "separated (always best or always worst)"),
         (int(((flags & NO_INTERVAL) != 0).sum()), "with no interval"),
     ):
@@ -396,7 +416,7 @@ def interval_note(
     if flags & NO_INTERVAL:
         reasons.append("no interval could be computed")
     if flags & ZERO_SPREAD:
-        reasons.append("every resample gave the same score: zero width is not certainty")
+        reasons.append("zero width, which is not certainty")
     if flags & SEPARATED:
         side = {True: "best", False: "worst", None: "best (or worst)"}[always_best]
         reasons.append(f"chosen {side} every time it was shown")
@@ -450,6 +470,7 @@ class StoredDiagnostics:
             "n_never_best": s.get("n_never_best", 0),
             "n_never_worst": s.get("n_never_worst", 0),
             "n_approximate": s.get("n_approximate", 0),
+            "interval_kind": s.get("interval_kind", "bootstrap"),
             "resample_unit": s.get("unit"),
             "n_clusters": s.get("n_clusters"),
             "min_appearances": s.get("min_appearances"),

@@ -120,7 +120,7 @@ def test_one_annotator_resampled_by_annotator_marks_every_interval_approximate()
         "show the spread, so every interval is approximate (\u2248)."
     )
     note = found.note(0)
-    assert "zero width is not certainty" in note and "in only 1 distinct annotator " in note
+    assert "zero width, which is not certainty" in note and "in only 1 distinct annotator " in note
 
 
 def test_few_appearances_and_few_clusters_are_told_apart():
@@ -195,3 +195,18 @@ def test_clusters_per_item_count_distinct_clusters(unit):
     found = diagnose(judgments, unit=unit)
     expected = {"tuple": [2, 1, 2, 2], "judgment": [3, 2, 2, 2], "annotator": [2, 2, 2, 1]}
     assert found.clusters.tolist() == expected[unit]
+
+
+def test_intervals_not_from_a_bootstrap_are_judged_by_width_and_separation_only():
+    # Item 36 is seen 3 times; posterior intervals are not bound by the bootstrap's
+    # thresholds, but a zero-width one is still approximate.
+    tuples = np.vstack([balanced_tuples(36, 4, 8, seed=4), [[36, 0, 1, 2], [36, 3, 4, 5]]])
+    judgments = maxdiff(tuples, 37, last=[(0, 1), (1, 0)])
+    low, high = np.full(37, -1.0), np.full(37, 1.0)
+    high[7] = low[7]
+    found = diagnose(judgments, low=low, high=high, unit="model", interval_kind="posterior")
+    assert not found.resampled and found.n_clusters == len(tuples)  # counted by tuple
+    assert np.flatnonzero(found.approximate).tolist() == [7]
+    assert found.to_dict()["interval_kind"] == "posterior"
+    bootstrap = diagnose(judgments, low=low, high=high)
+    assert np.flatnonzero(bootstrap.approximate).tolist() == [7, 36]

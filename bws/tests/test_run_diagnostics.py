@@ -4,11 +4,13 @@ intervals on the dashboard, and the run and scores payloads of the API."""
 import json
 import re
 
+import numpy as np
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from bws import services
+from bws import selectors, services
+from bws.core.diagnostics import diagnose
 from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
@@ -87,36 +89,52 @@ def test_a_disconnected_design_warns_on_the_dashboard_and_in_the_api(split_study
     assert polled["diagnostics"]["messages"] == data["diagnostics"]["messages"]
 
 
-def test_a_zero_width_interval_shows_as_approximate_never_as_a_range(study, client):  # noqa: F811
-    # annotate() prefers sys_a to every other system: always best, a counting score of
-    # +1 in every resample, so an interval of zero width.
+def row_of(html, item_id):
+    return html.split(f"<code>{item_id}</code>", 1)[1].split("</tr>", 1)[0]
+
+
+def test_separated_items_and_zero_width_intervals_read_as_approximate(study, client):  # noqa: F811
+    # annotate() prefers sys_a to every other system and sys_f least: sys_a is chosen
+    # best every time it is shown, sys_f worst.
     project, run = scored_run(study, method="counting")
-    a = next(i for i in run.item_scores.all() if i.item_id == "sys_a")
-    assert (a.score, a.ci_low, a.ci_high) == (1.0, 1.0, 1.0)
-    assert a.item_index in run.diagnostics["approximate"]["zero_width"]
     user = manager(project)
     client.force_login(user)
-    html = client.get(reverse("bws-dashboard", args=["mt"]), {"method": "counting"})
-    html = html.content.decode()
-    row = html.split("<code>sys_a</code>", 1)[1].split("</tr>", 1)[0]
-    assert "1.00 to 1.00" not in row
-    note = (
-        "Approximate interval: every resample gave the same score: zero width is not "
-        "certainty; chosen best every time it was shown."
-    )
-    assert f'<abbr class="undefined" title="{note}">≈ no spread</abbr>' in row
+    url = reverse("bws-dashboard", args=["mt"])
+    html = client.get(url, {"method": "counting"}).content.decode()
     assert "1 item was chosen best and 1 item was chosen worst every time" in html
     assert "(+1 or -1)" in html
+    row = row_of(html, "sys_a")
+    assert '<abbr class="undefined" title="Approximate interval: ' in row
+    assert 'chosen best every time it was shown.">≈' in row
     # An item with a proper interval shows its range, unmarked.
-    row = html.split("<code>sys_c</code>", 1)[1].split("</tr>", 1)[0]
+    row = row_of(html, "sys_c")
     assert " to " in row and "≈" not in row
+
+    # A zero-width interval (what a bootstrap gives when every resample agrees) is shown
+    # as approximate, never as a range from a number to itself.
+    c = run.item_scores.get(item_id="sys_c")
+    run.item_scores.filter(pk=c.pk).update(ci_low=c.score, ci_high=c.score)
+    ends = run.item_scores.values_list("item_index", "ci_low", "ci_high")
+    low, high = np.full(6, np.nan), np.full(6, np.nan)
+    for index, lo, hi in ends:
+        low[index], high[index] = lo, hi
+    judgments = selectors.judgments_for(project, "overall_quality")
+    run.diagnostics = diagnose(judgments, method="counting", low=low, high=high).to_dict()
+    run.save(update_fields=["diagnostics"])
+    html = client.get(url, {"method": "counting"}).content.decode()
+    row = row_of(html, "sys_c")
+    note = "Approximate interval: zero width, which is not certainty."
+    assert f'<abbr class="undefined" title="{note}">≈ no spread</abbr>' in row
+    assert f"{c.score:.2f} to {c.score:.2f}" not in row
 
     api = APIClient()
     api.force_authenticate(user)
     data = api.get("/api/v1/projects/mt/scores/", {"method": "counting"}).json()
     by_id = {item["item_id"]: item for item in data["items"]}
     assert by_id["sys_a"]["interval_approximate"] is True
-    assert "zero width is not certainty" in by_id["sys_a"]["interval_note"]
+    assert "chosen best every time" in by_id["sys_a"]["interval_note"]
     assert by_id["sys_a"]["separated"] == "best" and by_id["sys_f"]["separated"] == "worst"
-    assert by_id["sys_c"]["interval_approximate"] is False
-    assert by_id["sys_c"]["interval_note"] is None and by_id["sys_c"]["group"] is None
+    assert by_id["sys_c"]["interval_approximate"] is True
+    assert by_id["sys_c"]["interval_note"] == note
+    assert by_id["sys_b"]["interval_approximate"] is False
+    assert by_id["sys_b"]["interval_note"] is None and by_id["sys_b"]["group"] is None
