@@ -117,8 +117,12 @@ class Diagnostics:
 
     @property
     def components(self) -> list[np.ndarray]:
-        """Item indices of each group, largest group first."""
-        return [np.flatnonzero(self.component == k) for k in range(self.n_components)]
+        """Item indices of each group (in index order), largest group first."""
+        if not self.component_sizes:
+            return []
+        shown = np.flatnonzero(self.component >= 0)
+        ordered = shown[np.argsort(self.component[shown], kind="stable")]
+        return np.split(ordered, np.cumsum(self.component_sizes)[:-1])
 
     @property
     def separated(self) -> np.ndarray:
@@ -329,12 +333,14 @@ def _messages(d: Diagnostics, method: str | None) -> list[str]:
     messages = []
     if d.n_components > 1:
         sizes = d.component_sizes
-        if len(sizes) <= 4:
+        if len(sizes) > 2 and sizes[0] == sizes[-1]:
+            shape = f"{sizes[0]:,} items each"
+        elif len(sizes) <= 4:
             shape = _listing([f"{s:,}" for s in sizes]) + " items"
         else:
             shape = f"largest {sizes[0]:,} items, smallest {sizes[-1]:,}"
         messages.append(
-            f"{len(sizes)} separate groups of items ({shape}): no tuple links one group to "
+            f"{len(sizes):,} separate groups of items ({shape}): no tuple links one group to "
             "another, so scores (and ranks) are comparable only within a group."
         )
     missing = d.never_shown.size

@@ -73,6 +73,10 @@ def test_many_groups_give_the_largest_and_smallest_size():
     found = diagnose(maxdiff(tuples, 52))
     assert found.component_sizes == [8] * 6 + [4]
     assert found.messages[0].startswith("7 separate groups of items (largest 8 items, smallest 4)")
+    even = diagnose(maxdiff(tuples[:-1], 48))
+    assert even.messages[0].startswith("6 separate groups of items (8 items each)")
+    expected = [list(range(8 * k, 8 * k + 8)) for k in range(6)]
+    assert [c.tolist() for c in even.components] == expected
 
 
 def test_an_item_best_every_time_and_one_worst_every_time_are_separated():
