@@ -156,13 +156,16 @@ def write_child(work: Path) -> dict:
         for i, s, lo, hi, b, w, a, r in zip(order.tolist(), *columns, *counts, strict=True)
     ]
     index_of = {item_id: i for i, item_id in enumerate(ids)}
-    run = ScoreRun.objects.create(project=ProjectFactory(), scheme="q", method="counting")
+    name = f"scale-benchmark-{os.getpid()}"
+    project = ProjectFactory(slug=name, lab__slug=name, lab__name=name)
+    run = ScoreRun.objects.create(project=project, scheme="q", method="counting")
     start = clock()
     with transaction.atomic():
         services.write_item_scores(run, rows, index_of)
     elapsed = since(start)
     stored = ItemScore.objects.filter(run=run).count()
-    run.project.delete()  # the benchmark's rows do not stay in the database
+    project.delete()  # the benchmark's rows do not stay in the database
+    project.lab.delete()
     return {"database": connection.vendor, "rows": stored, "write": elapsed, "peak_mb": peak_mb()}
 
 
