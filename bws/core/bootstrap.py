@@ -43,8 +43,9 @@ DEFAULT_RESAMPLES = 1000
 # resamples: 1.4-1.5 s of CPU; 4,000,000 cells took 3.9 s, mostly zeroing new pages).
 CHUNK_CELLS = 100_000
 # Bytes the resample table may take in memory (the table, its sorted copy and the
-# temporaries of the percentiles and spread): 1000 resamples of 10,000 items fit; beyond,
-# the table goes through a temporary file, read back in blocks of items that fit.
+# temporaries of the percentiles and spread): 1000 resamples of up to 8,388 items are held;
+# beyond, the table goes through a temporary file in TMPDIR (items x resamples x 8 bytes of
+# disk while the run lasts), read back in blocks of items that fit.
 MEMORY_BUDGET = 256 * 1024 * 1024
 # Copies of the table a summary holds at once: the table, its sorted copy, std's deviations
 # and one spare for the interpolation's temporaries.
