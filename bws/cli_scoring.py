@@ -15,8 +15,16 @@ import sys
 
 from bws.core.bootstrap import UNITS
 from bws.core.judgments import JudgmentError
-from bws.core.scoring import DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, METHOD_NAMES, METHODS
+from bws.core.scoring import (
+    DEFAULT_ALPHA,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOLERANCE,
+    METHOD_NAMES,
+    METHODS,
+)
 from bws.filemode import (
+    INTERVAL_METHODS,
+    SHRINKAGE,
     StudyError,
     load_study,
     report_diagnostics,
@@ -84,10 +92,33 @@ def add_score_parser(subparsers) -> argparse.ArgumentParser:
         "scoring.output_file, else <output_annotation_dir>/bws_scores.tsv)",
     )
     parser.add_argument(
+        "--intervals",
+        choices=INTERVAL_METHODS,
+        default="calibrated",
+        help="how the 95%% intervals are made: calibrated (default; posterior intervals of "
+        "the empirical-Bayes fit, moderated t for counting) or bootstrap (cluster percentile "
+        "intervals, which cover too rarely at few appearances per item)",
+    )
+    parser.add_argument(
+        "--shrinkage",
+        choices=SHRINKAGE,
+        default="empirical_bayes",
+        help="penalty of the model fits: empirical_bayes (default; the prior variance of the "
+        "utilities estimated from the data) or fixed (--alpha)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_positive_float,
+        default=DEFAULT_ALPHA,
+        help="the fixed penalty alpha * sum(u**2), with --shrinkage fixed "
+        f"(default {DEFAULT_ALPHA})",
+    )
+    parser.add_argument(
         "--bootstrap",
         type=_count,
-        help="bootstrap resamples for 95%% intervals; 0 for none (default: the scheme's "
-        "bootstrap_iterations, or 0 when include_confidence is false)",
+        help="intervals at all (any positive number) and, with --intervals bootstrap, the "
+        "resamples; 0 for none (default: the scheme's bootstrap_iterations, or 0 when "
+        "include_confidence is false)",
     )
     parser.add_argument(
         "--resample-by",
@@ -141,8 +172,11 @@ def run_score(args: argparse.Namespace) -> int:
             bootstrap=resamples,
             unit=args.resample_by,
             seed=study.config.bws.seed if args.seed is None else args.seed,
+            alpha=args.alpha,
             max_iter=args.max_iter,
             tolerance=args.tolerance,
+            interval_method=args.intervals,
+            shrinkage=args.shrinkage,
         )
         path = write_score_table(
             score_table(study.item_ids, study.texts, report),
@@ -152,7 +186,14 @@ def run_score(args: argparse.Namespace) -> int:
         return _fail(exc)
     except OSError as exc:
         return _fail(f"cannot write the score table: {exc}")
-    interval = f", {resamples} bootstrap resamples by {args.resample_by}" if resamples else ""
+    if not resamples:
+        interval = ""
+    elif args.intervals == "bootstrap":
+        interval = f", {resamples} bootstrap resamples by {args.resample_by}"
+    else:
+        interval = ", calibrated 95% intervals"
+    if method != "counting" and args.shrinkage == "empirical_bayes":
+        interval += ", empirical-Bayes shrinkage"
     note = (
         ""
         if report.scores.converged

@@ -25,6 +25,8 @@ from bws.core.diagnostics import (
     Diagnostics,
     diagnose_report,
 )
+from bws.core.intervals import Intervals as CalibratedIntervals
+from bws.core.intervals import counting_intervals, model_intervals
 from bws.core.judgments import Judgments, build_judgments
 from bws.core.reliability import SplitHalf, split_half
 from bws.core.scoring import (
@@ -215,12 +217,22 @@ def scheme_scoring(scheme: Scheme) -> dict:
 
 @dataclass(frozen=True, eq=False)
 class ScoreReport:
-    """Scores of one scheme by one method, with bootstrap intervals when asked for."""
+    """Scores of one scheme by one method, with their intervals when asked for."""
 
     method: str
     scores: Scores
-    intervals: Intervals | None
+    intervals: Intervals | CalibratedIntervals | None
     judgments: Judgments
+
+
+# How a run's intervals are made: calibrated (the default: posterior intervals of the
+# empirical-Bayes fit, moderated t for counting; coverage in benchmarks/RESULTS.md) or
+# the cluster percentile bootstrap (kept as an option; it covers too rarely at few
+# appearances per item, also recorded there).
+INTERVAL_METHODS = ("calibrated", "bootstrap")
+# How the model fits are penalised: empirical_bayes (the prior variance estimated from the
+# data, the default) or fixed (alpha as given).
+SHRINKAGE = ("empirical_bayes", "fixed")
 
 
 def score_judgments(
@@ -233,27 +245,49 @@ def score_judgments(
     alpha: float = DEFAULT_ALPHA,
     max_iter: int = DEFAULT_MAX_ITER,
     tolerance: float = DEFAULT_TOLERANCE,
+    interval_method: str = "calibrated",
+    shrinkage: str = "empirical_bayes",
 ) -> ScoreReport:
-    """Fit ``method`` and, when ``bootstrap`` > 0, its percentile 95% intervals."""
+    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals.
+
+    By default the model fits are empirical-Bayes (``shrinkage``) and the intervals
+    calibrated; ``bootstrap`` then only says whether intervals are wanted. With
+    ``interval_method="bootstrap"`` they are percentile intervals from ``bootstrap``
+    cluster resamples by ``unit``; with ``shrinkage="fixed"`` the penalty is ``alpha``.
+    """
     if method not in METHODS:
         raise StudyError(f"unknown scoring method {method!r}; choose from {', '.join(METHODS)}")
+    if interval_method not in INTERVAL_METHODS:
+        raise StudyError(
+            f"unknown interval method {interval_method!r}; choose from "
+            f"{', '.join(INTERVAL_METHODS)}"
+        )
+    if shrinkage not in SHRINKAGE:
+        raise StudyError(f"unknown shrinkage {shrinkage!r}; choose from {', '.join(SHRINKAGE)}")
     if judgments.n_judgments == 0:
         raise StudyError("no best-worst judgments to score")
-    options = (
-        {}
-        if method == "counting"
-        else {
-            "alpha": alpha,
-            "max_iter": max_iter,
-            "tolerance": tolerance,
-        }
-    )
-    scores = fit(method, judgments, **options)
+    model = method != "counting"
+    if model and shrinkage == "empirical_bayes":
+        scores, calibrated_intervals = model_intervals(judgments, method)
+    else:
+        options = {"alpha": alpha, "max_iter": max_iter, "tolerance": tolerance} if model else {}
+        scores = fit(method, judgments, **options)
+        calibrated_intervals = None
     intervals = None
-    if bootstrap > 0:
+    if bootstrap > 0 and interval_method == "bootstrap":
         intervals = bootstrap_intervals(
-            judgments, method, scores=scores, resamples=bootstrap, unit=unit, seed=seed, alpha=alpha
+            judgments,
+            method,
+            scores=scores,
+            resamples=bootstrap,
+            unit=unit,
+            seed=seed,
+            alpha=scores.options.get("alpha", alpha),
         )
+    elif bootstrap > 0 and not model:
+        intervals = counting_intervals(judgments, scores=scores)
+    elif bootstrap > 0:
+        intervals = calibrated_intervals or model_intervals(judgments, method)[1]
     return ScoreReport(method, scores, intervals, judgments)
 
 

@@ -232,7 +232,13 @@ def request_run(
         scheme=scheme,
         method=method,
         trigger=trigger,
-        parameters={"bootstrap": bootstrap, "seed": seed, "resample_unit": "tuple"},
+        parameters={
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "resample_unit": "tuple",
+            "interval_method": "calibrated",
+            "shrinkage": "empirical_bayes",
+        },
     )
 
 
@@ -297,7 +303,13 @@ def score_everything(judgments, method: str, params: dict, ids, texts, planned, 
     from .filemode import format_stats, score_judgments, score_table
 
     report = score_judgments(
-        judgments, method, bootstrap=params.get("bootstrap", 0), seed=params.get("seed", 0)
+        judgments,
+        method,
+        bootstrap=params.get("bootstrap", 0),
+        seed=params.get("seed", 0),
+        unit=params.get("resample_unit", "tuple"),
+        interval_method=params.get("interval_method", "bootstrap"),
+        shrinkage=params.get("shrinkage", "fixed"),
     )
     rows = score_table(ids, texts, report)
     reliability = split_half(judgments, seed=params.get("seed", 0))
@@ -480,11 +492,8 @@ def _diagnostics(judgments, method: str, params: dict, rows, ids) -> dict:
                 low[index_of[row.item_id]] = row.ci_low
                 high[index_of[row.item_id]] = row.ci_high
     # The thresholds on appearances and clusters hold for bootstrap intervals only; a run
-    # without an interval_method has score_judgments' default (the first it offers).
-    from . import filemode
-
-    default = getattr(filemode, "INTERVAL_METHODS", ("bootstrap",))[0]
-    if params.get("interval_method", default) == "bootstrap":
+    # stored before runs recorded their interval method had bootstrap intervals.
+    if params.get("interval_method", "bootstrap") == "bootstrap":
         kind, unit = "bootstrap", params.get("resample_unit", "tuple")
     else:
         kind, unit = "calibrated", "tuple" if method == "counting" else "model"

@@ -12,6 +12,7 @@ import pytest
 from bws import cli_scoring, filemode
 from bws.core import scoring
 from bws.core.design import balanced_tuples
+from bws.core.intervals import model_intervals
 from bws.core.reliability import split_half
 
 CONFIG_A = """\
@@ -103,9 +104,14 @@ def test_score_writes_the_table_sorted_by_score_with_counts_and_intervals(tmp_pa
     assert scores == sorted(scores, reverse=True)
     # Rank 1 is the best; tied scores share the lowest rank of their group.
     assert [int(row["rank"]) for row in rows] == [1 + sum(t > s for t in scores) for s in scores]
-    # The table holds the same numbers as the core on the same judgments.
+    # The table holds the same numbers as the core on the same judgments: the model fits
+    # with their empirical-Bayes penalty, counting as it is.
     study = filemode.load_study(config)
-    fitted = scoring.fit(method, study.judgments("fluency"))
+    judgments = study.judgments("fluency")
+    if method == "counting":
+        fitted = scoring.fit(method, judgments)
+    else:
+        fitted, _ = model_intervals(judgments, method)
     for row in rows:
         index = study.item_index[row["item_id"]]
         assert float(row["score"]) == pytest.approx(fitted.scores[index], abs=1e-6)
@@ -352,7 +358,8 @@ def test_one_annotator_resampled_by_annotator_gives_no_zero_width_figure(tmp_pat
     # annotator every resample is the data itself.
     config, _, _ = make_study(tmp_path, method="counting")
     (tmp_path / "annotation_output" / "user_2.jsonl").unlink()
-    args = ["score", "--config", str(config), "--resample-by", "annotator", "--bootstrap", "50"]
+    args = ["score", "--config", str(config), "--intervals", "bootstrap"]
+    args += ["--resample-by", "annotator", "--bootstrap", "50"]
     assert cli_scoring.main(args) == 0
     err = capsys.readouterr().err
     assert (

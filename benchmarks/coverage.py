@@ -1,0 +1,188 @@
+"""Interval coverage: how often each method's 95% intervals hold the value they estimate.
+
+    python benchmarks/coverage.py [--items 250] [--reps 20] [--methods ...] [--old]
+
+Simulated studies with known utilities (normal, sd 1), a balanced design with T = 4 and
+r appearances per item (4, 8, 16, 24), one or three judgments per tuple, drawn from the
+MaxDiff model by annotators who agree or who differ (each of 20 annotators has their own
+utilities, the true ones plus normal noise of sd 0.5 per item). Targets: Plackett-Luce
+against the true utilities (centred); Bradley-Terry against its value for the design (the
+fit to the exact expected outcomes of every tuple); counting against its expected value
+for the design (the mean over an item's tuples of P(best) - P(worst)).
+
+Prints per method and cell: coverage (with its standard error over replicates), mean
+interval width, and for the model fits the slope of estimate on truth, the slope of
+truth on estimate, RMSE and Spearman with the truth. ``--old`` adds the percentile
+bootstrap (by tuple, 1000 resamples) the platform used before. Figures, not assertions;
+benchmarks/RESULTS.md keeps a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bws.core import scoring  # noqa: E402
+from bws.core.bootstrap import bootstrap_intervals  # noqa: E402
+from bws.core.design import balanced_tuples  # noqa: E402
+from bws.core.intervals import calibrated  # noqa: E402
+from bws.core.judgments import Judgments  # noqa: E402
+
+ANNOTATORS = 20
+SIZE = 4
+
+
+def simulate(n_items, appearances, per_tuple, spread, seed):
+    """Judgments and the true utilities and design of one simulated study."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=n_items)
+    truth -= truth.mean()
+    tuples = balanced_tuples(n_items, SIZE, appearances, seed=seed)
+    m = tuples.shape[0]
+    rows = np.repeat(tuples, per_tuple, axis=0)
+    tuple_ids = np.repeat(np.arange(m), per_tuple)
+    # the annotators of one tuple are different people
+    first = rng.integers(0, ANNOTATORS, size=m).repeat(per_tuple)
+    annotators = (first + np.tile(np.arange(per_tuple), m)) % ANNOTATORS
+    own = rng.normal(scale=spread, size=(ANNOTATORS, n_items)) if spread else 0.0
+    utility = truth[rows] + (own[annotators[:, None], rows] if spread else 0.0)
+    best = np.argmax(utility + rng.gumbel(size=utility.shape), axis=1)
+    rest = -utility + rng.gumbel(size=utility.shape)
+    rest[np.arange(rows.shape[0]), best] = -np.inf
+    worst = np.argmax(rest, axis=1)
+    order = np.arange(rows.shape[0])
+    judgments = Judgments(rows, best, worst, tuple_ids, annotators, order, n_items)
+    return judgments, truth, tuples, (own if spread else None)
+
+
+def outcome_probabilities(truth, tuples, own=None):
+    """P(best = a, worst = b) for every tuple: (m, T, T) under the MaxDiff model; with
+    ``own`` (each annotator's utilities), averaged over the annotators."""
+    if own is not None:
+        return np.mean([outcome_probabilities(u, tuples) for u in truth + own], axis=0)
+    utility = truth[tuples]
+    p_best = np.exp(utility - utility.max(axis=1, keepdims=True))
+    p_best /= p_best.sum(axis=1, keepdims=True)
+    joint = np.zeros((tuples.shape[0], SIZE, SIZE))
+    for b in range(SIZE):
+        others = np.arange(SIZE) != b
+        e = np.exp(-utility[:, others])
+        joint[:, b, others] = p_best[:, [b]] * e / e.sum(axis=1, keepdims=True)
+    return joint
+
+
+def expected_counting(truth, tuples, own=None):
+    joint = outcome_probabilities(truth, tuples, own)
+    net = joint.sum(axis=2) - joint.sum(axis=1)
+    n = truth.size
+    return np.bincount(tuples.ravel(), net.ravel(), n) / np.bincount(tuples.ravel(), minlength=n)
+
+
+def design_value(method, truth, tuples, own=None):
+    """A model's value for the design: its fit to every outcome of every tuple, weighted by
+    its probability (a weak penalty only fixes the scale's origin)."""
+    joint = outcome_probabilities(truth, tuples, own)
+    m = tuples.shape[0]
+    best, worst = np.nonzero(~np.eye(SIZE, dtype=bool))
+    items = np.tile(tuples, (best.size, 1))
+    weights = joint[:, best, worst].T.ravel()
+    rows = items.shape[0]
+    judgments = Judgments(
+        items,
+        np.repeat(best, m),
+        np.repeat(worst, m),
+        np.arange(rows),
+        np.zeros(rows, dtype=np.int64),
+        np.arange(rows),
+        truth.size,
+    )
+    fitted = scoring.fit(method, judgments, alpha=1e-6, weights=weights * 1000.0)
+    return fitted.scores - fitted.scores.mean()
+
+
+def target(method, truth, tuples, own=None):
+    """What each method's intervals should hold: Plackett-Luce the true utilities, the
+    others their expected value for the design (over the annotators' own utilities)."""
+    if method == "plackett_luce":
+        return truth
+    if method == "bradley_terry":
+        return design_value(method, truth, tuples, own)
+    return expected_counting(truth, tuples, own)
+
+
+def cell(method, n_items, appearances, per_tuple, spread, reps, old):
+    figures = {key: [] for key in ("cover", "width", "slope", "calibration", "rmse", "rho")}
+    figures.update({"old_cover": [], "old_width": [], "population_cover": []})
+    for rep in range(reps):
+        judgments, truth, tuples, own = simulate(
+            n_items, appearances, per_tuple, spread, 7919 * rep + 1
+        )
+        goal = target(method, truth, tuples, own)
+        scores, intervals = calibrated(judgments, method)
+        inside = (intervals.low <= goal) & (goal <= intervals.high)
+        figures["cover"].append(inside.mean())
+        if method == "plackett_luce" and own is not None:
+            # What the judgments can tell: the utilities the annotators' pooled choices
+            # follow, flatter than the true ones when annotators differ.
+            pooled = design_value(method, truth, tuples, own)
+            held = (intervals.low <= pooled) & (pooled <= intervals.high)
+            figures["population_cover"].append(held.mean())
+        figures["width"].append(np.nanmean(intervals.high - intervals.low))
+        estimate = scores.scores
+        figures["slope"].append(np.polyfit(goal, estimate, 1)[0])
+        figures["calibration"].append(np.polyfit(estimate, goal, 1)[0])
+        figures["rmse"].append(np.sqrt(np.mean((estimate - goal) ** 2)))
+        figures["rho"].append(spearmanr(estimate, truth)[0])
+        if old:
+            plain = scoring.fit(method, judgments)
+            boot = bootstrap_intervals(judgments, method, scores=plain, resamples=1000, seed=rep)
+            figures["old_cover"].append(((boot.low <= goal) & (goal <= boot.high)).mean())
+            figures["old_width"].append(np.nanmean(boot.high - boot.low))
+    result = {key: float(np.mean(values)) for key, values in figures.items() if values}
+    result["cover_se"] = float(np.std(figures["cover"]) / np.sqrt(reps))
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=250)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--methods", nargs="+", default=list(scoring.METHODS))
+    parser.add_argument("--appearances", nargs="+", type=int, default=[4, 8, 16, 24])
+    parser.add_argument("--old", action="store_true", help="also the percentile bootstrap")
+    args = parser.parse_args()
+    print(f"{args.items} items, {args.reps} studies per cell, T = {SIZE}, 95% intervals")
+    header = "| method | r | judgments/tuple | annotator sd | coverage | pooled coverage | width |"
+    header += " slope est~truth | slope truth~est | RMSE | Spearman |"
+    if args.old:
+        header += " old coverage | old width |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for method in args.methods:
+        for r, per, spread in itertools.product(args.appearances, (1, 3), (0.0, 0.5)):
+            started = time.perf_counter()
+            f = cell(method, args.items, r, per, spread, args.reps, args.old)
+            row = [method, r, per, spread, f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
+            pooled = f.get("population_cover")
+            row += ["" if pooled is None else f"{pooled:.3f}", f"{f['width']:.3f}"]
+            if method == "counting":
+                row += ["", "", "", f"{f['rho']:.3f}"]
+            else:
+                row += [f"{f['slope']:.2f}", f"{f['calibration']:.2f}", f"{f['rmse']:.3f}"]
+                row += [f"{f['rho']:.3f}"]
+            if args.old:
+                row += [f"{f['old_cover']:.3f}", f"{f['old_width']:.3f}"]
+            print("| " + " | ".join(str(x) for x in row) + " |", flush=True)
+            print(f"  ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""Calibrated intervals and data-driven shrinkage for best-worst scores.
+
+The model fits (Bradley-Terry, Plackett-Luce) take a normal prior on the utilities whose
+variance is estimated from the data (empirical Bayes), and report posterior intervals
+(a Laplace approximation: the penalised fit plus or minus z times the square root of the
+inverse Hessian's diagonal). Counting takes a moderated t interval: each item's variance,
+measured over its tuples, is pooled with the variance of all items (as limma moderates
+gene-wise variances), so an item whose few tuples happened to agree is not given an
+interval of zero width.
+
+Why not the percentile bootstrap: each item sits in only about r resampled clusters, so
+the resampled spread underestimates the sampling spread at small r (coverage 0.79-0.82 at
+4 appearances per item, measured in benchmarks/coverage.py). The coverage of the
+intervals here, per method, appearances, judgments per tuple and annotator spread, is
+recorded in benchmarks/RESULTS.md ("Interval coverage").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse, stats
+
+from bws.core.judgments import Judgments
+from bws.core.scoring import Scores, counting_scores, fit, item_counts, model_for
+
+DEFAULT_LEVEL = 0.95
+# Up to this many items the inverse Hessian's diagonal is exact (a dense inverse, about a
+# second at 3,000 items); above, a second-order expansion about the diagonal, within 1-2%
+# of the exact values on balanced designs (benchmarks/coverage.py checks it).
+EXACT_DIAGONAL_ITEMS = 3000
+# The prior variance's fixed point is sought at most this many times (each a warm refit).
+PRIOR_ITERATIONS = 25
+PRIOR_TOLERANCE = 1e-3
+# The penalty of the weak fits the estimates start from (the fixed penalty of before).
+WEAK_ALPHA = 0.01
+# No prior narrower than this (utilities on the log-odds scale): a study whose items are
+# all alike still gets a proper, not a degenerate, prior.
+MIN_PRIOR_VARIANCE = 0.01
+# Counting: the weight (degrees of freedom) of the pooled variance in each item's
+# moderated variance. Four measured tuples' worth: enough that an item seen in four tuples
+# that agreed is not certain, little enough that an item seen in 24 speaks for itself.
+COUNTING_PRIOR_DF = 4.0
+
+
+@dataclass(frozen=True, eq=False)
+class Intervals:
+    """An interval per item index on the scale of the method's scores (NaN: never shown)."""
+
+    low: np.ndarray
+    high: np.ndarray
+    std: np.ndarray
+    level: float
+    method: str
+    kind: str  # "posterior" (model fits) or "moderated-t" (counting)
+    # The clusters an item's evidence comes in (its tuples): what "few clusters" counts.
+    unit: str = "tuple"
+    # The prior variance of the utilities and the penalty it sets (model fits only).
+    prior_variance: float | None = None
+    alpha: float | None = None
+
+    @property
+    def half_width(self) -> np.ndarray:
+        return (self.high - self.low) / 2.0
+
+
+@dataclass(frozen=True)
+class Shrinkage:
+    """The estimated prior variance of the utilities and the penalty it implies."""
+
+    prior_variance: float
+    alpha: float  # the penalty of the fit (temper / (2 prior_variance))
+    marginal: float  # the Laplace marginal-likelihood estimate (low when items have few judgments)
+    moments: float  # the method-of-moments estimate from a weakly penalised fit (high then)
+    iterations: int
+    temper: float = 1.0  # how many times the likelihood counts each judgment (dependence)
+
+
+def penalty(prior_variance: float) -> float:
+    """The fit's penalty alpha * sum(u**2) for a normal prior of this variance."""
+    return 1.0 / (2.0 * prior_variance)
+
+
+def posterior_variance(model, u: np.ndarray, alpha: float) -> np.ndarray:
+    """The diagonal of the inverse of the penalised Hessian at u.
+
+    Exact up to EXACT_DIAGONAL_ITEMS items; above, H = D - A (D its diagonal) is inverted
+    to second order, diag(D^-1 + D^-1 A D^-1 A D^-1), the first-order term having a zero
+    diagonal.
+    """
+    hessian = (model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)).tocsr()
+    if u.size <= EXACT_DIAGONAL_ITEMS:
+        return np.diag(np.linalg.inv(hessian.toarray())).copy()
+    diagonal = hessian.diagonal()
+    off = hessian - sparse.diags(diagonal)
+    squared = off.multiply(off).tocsr()
+    return 1.0 / diagonal + (squared @ (1.0 / diagonal)) / diagonal**2
+
+
+def dependence(judgments: Judgments, method: str) -> float:
+    """How much more the method's likelihood counts each judgment than a judgment holds:
+    1 for Plackett-Luce (one term per judgment); for Bradley-Terry, whose 2T - 3 pairs
+    per judgment are counted as if independent, the ratio of its clustered to its model
+    information relative to the same ratio under Plackett-Luce (which removes the part
+    that fitting itself explains), at least 1. Diagonal approximations, so it costs one
+    pass over the judgments at any size.
+    """
+    if method != "bradley_terry":
+        return 1.0
+    pairwise = fit(method, judgments, alpha=WEAK_ALPHA).scores
+    sequential = fit("plackett_luce", judgments, alpha=WEAK_ALPHA).scores
+    return max(
+        1.0,
+        _information_ratio(judgments, method, pairwise)
+        / _information_ratio(judgments, "plackett_luce", sequential),
+    )
+
+
+def _information_ratio(judgments: Judgments, method: str, u: np.ndarray) -> float:
+    """sum_i (clustered gradient variance)_i / D_i^2 over sum_i 1 / D_i (D: Hessian diagonal)."""
+    model = model_for(method, judgments)
+    labels = np.unique(judgments.tuple_ids, return_inverse=True)[1].reshape(-1)
+    members = sparse.csr_matrix(
+        (np.ones(labels.size), (np.arange(labels.size), labels)),
+        shape=(labels.size, int(labels.max()) + 1 if labels.size else 0),
+    )
+    clustered = (model.gradient_matrix(u) @ members).tocsr()
+    spread = np.asarray(clustered.multiply(clustered).sum(axis=1)).ravel()
+    diagonal = model.hessian_diagonal(model.curvature(u))
+    shown = diagonal > 0
+    return float(np.sum(spread[shown] / diagonal[shown] ** 2) / np.sum(1.0 / diagonal[shown]))
+
+
+def estimate_shrinkage(
+    judgments: Judgments, method: str, *, temper: float = 1.0
+) -> tuple[Shrinkage, Scores, np.ndarray]:
+    """The prior variance of the utilities, from the data; with the fit and its posterior
+    variances at that prior.
+
+    ``temper`` (``dependence``) divides the log-likelihood: a composite likelihood that
+    counts each judgment ``temper`` times is brought back to one judgment's weight, which
+    is a fit with penalty temper * alpha and posterior variances temper times larger.
+
+    Two estimates of the prior variance are averaged. The Laplace marginal likelihood's
+    fixed point, tau2 = mean(u_i**2 + v_i), is biased low when items have few judgments
+    (the approximation is poor there and over-shrinks); the method of moments,
+    var(u) - mean(v) from a weakly penalised fit, is biased high then (maximum likelihood
+    spreads the utilities). Their mean covers in 0.93-0.97 where either alone does not
+    (benchmarks/coverage.py).
+    """
+    model = model_for(method, judgments)
+
+    def fitted(alpha: float, start: Scores | None) -> tuple[Scores, np.ndarray]:
+        scores = fit(
+            method,
+            judgments,
+            alpha=temper * alpha,
+            initial=None if start is None else start.scores,
+        )
+        return scores, temper * posterior_variance(model, scores.scores, temper * alpha)
+
+    weak, weak_variance = fitted(WEAK_ALPHA / temper, None)
+    moments = max(MIN_PRIOR_VARIANCE, float(np.var(weak.scores) - np.mean(weak_variance)))
+    marginal, scores, iterations = moments, weak, 0
+    while iterations < PRIOR_ITERATIONS:
+        iterations += 1
+        scores, variance = fitted(penalty(marginal), scores)
+        updated = max(MIN_PRIOR_VARIANCE, float(np.mean(scores.scores**2 + variance)))
+        done = abs(updated - marginal) <= PRIOR_TOLERANCE * marginal
+        marginal = updated
+        if done:
+            break
+    prior = (marginal + moments) / 2.0
+    scores, variance = fitted(penalty(prior), scores)
+    shrinkage = Shrinkage(prior, temper * penalty(prior), marginal, moments, iterations, temper)
+    return shrinkage, scores, variance
+
+
+def model_intervals(
+    judgments: Judgments, method: str, *, level: float = DEFAULT_LEVEL
+) -> tuple[Scores, Intervals]:
+    """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce)."""
+    _check_level(level)
+    shrinkage, scores, variance = estimate_shrinkage(
+        judgments, method, temper=dependence(judgments, method)
+    )
+    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    std = np.sqrt(variance)
+    shown = scores.appearances > 0
+    low = np.where(shown, scores.scores - z * std, np.nan)
+    high = np.where(shown, scores.scores + z * std, np.nan)
+    intervals = Intervals(
+        low,
+        high,
+        np.where(shown, std, np.nan),
+        level,
+        method,
+        "posterior",
+        prior_variance=shrinkage.prior_variance,
+        alpha=shrinkage.alpha,
+    )
+    return scores, intervals
+
+
+def counting_intervals(
+    judgments: Judgments, *, level: float = DEFAULT_LEVEL, scores: Scores | None = None
+) -> Intervals:
+    """Moderated t intervals of counting scores, clustered by tuple.
+
+    An item's score is a ratio over its tuples (net best-minus-worst over appearances);
+    its variance across tuples, (k / (k - 1)) sum (net_c - s n_c)^2 / (sum n_c)^2 over its
+    k tuples, is pooled with the median over items (COUNTING_PRIOR_DF degrees of freedom)
+    and the interval takes t quantiles with COUNTING_PRIOR_DF + k - 1 degrees of freedom.
+    """
+    _check_level(level)
+    n = judgments.n_items
+    best, worst, appearances = item_counts(judgments)
+    values = counting_scores(best, worst, appearances) if scores is None else scores.scores
+    tuples = np.unique(judgments.tuple_ids, return_inverse=True)[1].reshape(-1)
+    size = judgments.tuple_size
+    item = judgments.items.ravel()
+    cluster = np.repeat(tuples, size)
+    net = np.zeros(judgments.items.shape)
+    rows = np.arange(judgments.n_judgments)
+    net[rows, judgments.best] += 1.0
+    net[rows, judgments.worst] -= 1.0
+    # one row per (item, tuple) pair: its net count and appearances
+    pair = item.astype(np.int64) * (int(tuples.max()) + 1 if tuples.size else 1) + cluster
+    keys, inverse = np.unique(pair, return_inverse=True)
+    pair_item = keys // (int(tuples.max()) + 1 if tuples.size else 1)
+    pair_net = np.bincount(inverse, net.ravel(), keys.size)
+    pair_shown = np.bincount(inverse, minlength=keys.size).astype(float)
+    clusters = np.bincount(pair_item, minlength=n).astype(float)
+    residual = pair_net - values[pair_item] * pair_shown
+    spread = np.bincount(pair_item, residual**2, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # per-appearance variance of the item's contributions, from its own tuples
+        own = np.where(
+            clusters > 1, clusters / (clusters - 1) * spread / np.maximum(appearances, 1), np.nan
+        )
+    measured = own[np.isfinite(own)]
+    pooled = float(np.median(measured)) if measured.size else 2.0 / size
+    df_own = np.maximum(clusters - 1, 0)
+    moderated = (COUNTING_PRIOR_DF * pooled + df_own * np.nan_to_num(own)) / (
+        COUNTING_PRIOR_DF + df_own
+    )
+    shown = appearances > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std = np.where(shown, np.sqrt(moderated / np.maximum(appearances, 1)), np.nan)
+    t = stats.t.ppf(0.5 + level / 2.0, COUNTING_PRIOR_DF + df_own)
+    low = np.where(shown, np.maximum(values - t * std, -1.0), np.nan)
+    high = np.where(shown, np.minimum(values + t * std, 1.0), np.nan)
+    return Intervals(low, high, std, level, "counting", "moderated-t")
+
+
+def calibrated(
+    judgments: Judgments, method: str, *, level: float = DEFAULT_LEVEL
+) -> tuple[Scores, Intervals]:
+    """The scores of ``method`` with their calibrated intervals (the platform's default)."""
+    if method == "counting":
+        scores = fit("counting", judgments)
+        return scores, counting_intervals(judgments, level=level, scores=scores)
+    return model_intervals(judgments, method, level=level)
+
+
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise ValueError("level must lie between 0 and 1")
