@@ -206,42 +206,22 @@ def model_intervals(
 def counting_intervals(
     judgments: Judgments, *, level: float = DEFAULT_LEVEL, scores: Scores | None = None
 ) -> Intervals:
-    """Moderated t intervals of counting scores, clustered by tuple.
+    """Moderated t intervals of counting scores.
 
-    An item's score is a ratio over its tuples (net best-minus-worst over appearances);
-    its variance across tuples, (k / (k - 1)) sum (net_c - s n_c)^2 / (sum n_c)^2 over its
-    k tuples, is pooled with the median over items (COUNTING_PRIOR_DF degrees of freedom)
-    and the interval takes t quantiles with COUNTING_PRIOR_DF + k - 1 degrees of freedom.
+    An item's score is the mean of its judgments' contributions (+1 best, -1 worst, 0
+    otherwise). Their variance is measured within tuples where a tuple was judged more
+    than once (the design is fixed, so what differs between tuples is not sampling
+    error), else across the item's k tuples, (k / (k - 1)) sum (net_c - s n_c)^2 / sum n_c.
+    It is pooled with the median over items (COUNTING_PRIOR_DF degrees of freedom), and
+    the interval takes t quantiles with COUNTING_PRIOR_DF plus the item's own degrees of
+    freedom.
     """
     _check_level(level)
-    n = judgments.n_items
     best, worst, appearances = item_counts(judgments)
     values = counting_scores(best, worst, appearances) if scores is None else scores.scores
-    tuples = np.unique(judgments.tuple_ids, return_inverse=True)[1].reshape(-1)
-    size = judgments.tuple_size
-    item = judgments.items.ravel()
-    cluster = np.repeat(tuples, size)
-    net = np.zeros(judgments.items.shape)
-    rows = np.arange(judgments.n_judgments)
-    net[rows, judgments.best] += 1.0
-    net[rows, judgments.worst] -= 1.0
-    # one row per (item, tuple) pair: its net count and appearances
-    pair = item.astype(np.int64) * (int(tuples.max()) + 1 if tuples.size else 1) + cluster
-    keys, inverse = np.unique(pair, return_inverse=True)
-    pair_item = keys // (int(tuples.max()) + 1 if tuples.size else 1)
-    pair_net = np.bincount(inverse, net.ravel(), keys.size)
-    pair_shown = np.bincount(inverse, minlength=keys.size).astype(float)
-    clusters = np.bincount(pair_item, minlength=n).astype(float)
-    residual = pair_net - values[pair_item] * pair_shown
-    spread = np.bincount(pair_item, residual**2, n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # per-appearance variance of the item's contributions, from its own tuples
-        own = np.where(
-            clusters > 1, clusters / (clusters - 1) * spread / np.maximum(appearances, 1), np.nan
-        )
+    own, df_own = _contribution_variance(judgments, values)
     measured = own[np.isfinite(own)]
-    pooled = float(np.median(measured)) if measured.size else 2.0 / size
-    df_own = np.maximum(clusters - 1, 0)
+    pooled = float(np.median(measured)) if measured.size else 2.0 / judgments.tuple_size
     moderated = (COUNTING_PRIOR_DF * pooled + df_own * np.nan_to_num(own)) / (
         COUNTING_PRIOR_DF + df_own
     )
@@ -252,6 +232,40 @@ def counting_intervals(
     low = np.where(shown, np.maximum(values - t * std, -1.0), np.nan)
     high = np.where(shown, np.minimum(values + t * std, 1.0), np.nan)
     return Intervals(low, high, std, level, "counting", "moderated-t")
+
+
+def _contribution_variance(judgments: Judgments, values: np.ndarray):
+    """Per item: the variance of one judgment's contribution and its degrees of freedom
+    (NaN and 0 where it cannot be measured)."""
+    n = judgments.n_items
+    tuples = np.unique(judgments.tuple_ids, return_inverse=True)[1].reshape(-1)
+    width = int(tuples.max()) + 1 if tuples.size else 1
+    contribution = np.zeros(judgments.items.shape)
+    rows = np.arange(judgments.n_judgments)
+    contribution[rows, judgments.best] += 1.0
+    contribution[rows, judgments.worst] -= 1.0
+    item = judgments.items.ravel()
+    pair = item.astype(np.int64) * width + np.repeat(tuples, judgments.tuple_size)
+    keys, inverse = np.unique(pair, return_inverse=True)
+    pair_item = keys // width
+    x = contribution.ravel()
+    pair_sum = np.bincount(inverse, x, keys.size)
+    pair_squares = np.bincount(inverse, x * x, keys.size)
+    pair_count = np.bincount(inverse, minlength=keys.size).astype(float)
+    # within tuples judged more than once
+    within = np.bincount(pair_item, pair_squares - pair_sum**2 / pair_count, n)
+    within_df = np.bincount(pair_item, pair_count - 1.0, n)
+    # across tuples
+    clusters = np.bincount(pair_item, minlength=n).astype(float)
+    spread = np.bincount(pair_item, (pair_sum - values[pair_item] * pair_count) ** 2, n)
+    shown = np.bincount(pair_item, pair_count, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        across = np.where(clusters > 1, clusters / (clusters - 1) * spread / shown, np.nan)
+        inside = np.where(within_df > 0, within / within_df, np.nan)
+    replicated = within_df > 0
+    own = np.where(replicated, inside, across)
+    df_own = np.where(replicated, within_df, np.maximum(clusters - 1, 0))
+    return own, df_own
 
 
 def calibrated(
