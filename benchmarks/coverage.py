@@ -151,6 +151,34 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
     return result
 
 
+def shrinkage_table(n_items: int, reps: int) -> None:
+    """The empirical-Bayes fit against the fixed penalty (alpha 0.01) on the same studies:
+    slope of estimate on truth, slope of truth on estimate, RMSE and Spearman."""
+    print("| method | r | fit | slope est~truth | slope truth~est | RMSE | Spearman |")
+    print("|---|---|---|---|---|---|---|")
+    for method in ("plackett_luce", "bradley_terry"):
+        for r in (4, 8, 16):
+            found = {"empirical Bayes": [], "alpha 0.01": []}
+            for rep in range(reps):
+                judgments, truth, tuples, _ = simulate(n_items, r, 1, 0.0, 7919 * rep + 1)
+                goal = target(method, truth, tuples)
+                shrunk, _ = calibrated(judgments, method)
+                fixed = scoring.fit(method, judgments, alpha=0.01)
+                for name, fitted in (("empirical Bayes", shrunk), ("alpha 0.01", fixed)):
+                    u = fitted.scores
+                    found[name].append(
+                        (
+                            np.polyfit(goal, u, 1)[0],
+                            np.polyfit(u, goal, 1)[0],
+                            np.sqrt(np.mean((u - goal) ** 2)),
+                            spearmanr(u, truth)[0],
+                        )
+                    )
+            for name, rows in found.items():
+                a, b, c, d = np.mean(rows, axis=0)
+                print(f"| {method} | {r} | {name} | {a:.2f} | {b:.2f} | {c:.3f} | {d:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=250)
@@ -158,7 +186,13 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=list(scoring.METHODS))
     parser.add_argument("--appearances", nargs="+", type=int, default=[4, 8, 16, 24])
     parser.add_argument("--old", action="store_true", help="also the percentile bootstrap")
+    parser.add_argument(
+        "--shrinkage", action="store_true", help="only the shrinkage table (against alpha 0.01)"
+    )
     args = parser.parse_args()
+    if args.shrinkage:
+        shrinkage_table(args.items, args.reps)
+        return
     print(f"{args.items} items, {args.reps} studies per cell, T = {SIZE}, 95% intervals")
     header = "| method | r | judgments/tuple | annotator sd | coverage | pooled coverage | width |"
     header += " slope est~truth | slope truth~est | RMSE | Spearman |"

@@ -40,6 +40,8 @@ def test_dashboard_draws_every_chart_and_the_table(manager_client):
     assert 'data-chart="convergence"' in html and "<polyline" in html
     assert 'data-figure="split-half"' in html
     assert "from <strong>120</strong> judgments by 3 annotators" in html
+    # The run's intervals say what they are (a scheme's runs are calibrated by default).
+    assert "with calibrated 95% intervals (empirical-Bayes posterior)" in html
     assert "Ranked items" in html and "sys_a" in html
     assert "python -m bws stats" in html and "Schema: overall_quality" in html
     # Charts need no script; the one script is the pickers' autosubmit, a static file.
