@@ -53,7 +53,13 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
 
 
 def intervals_for(judgments, method: str, scores, resamples: int, seed: int):
-    """The platform's default interval method (one place to switch when the default changes)."""
+    """The intervals of --intervals (the children read it from SCALE_INTERVALS): calibrated,
+    the platform's default (its own empirical-Bayes fits included in its time), or the
+    percentile bootstrap."""
+    if os.environ.get("SCALE_INTERVALS", "calibrated") == "calibrated":
+        from bws.core.intervals import calibrated
+
+        return calibrated(judgments, method)[1]
     from bws.core.bootstrap import bootstrap_intervals
 
     return bootstrap_intervals(judgments, method, scores=scores, resamples=resamples, seed=seed)
@@ -198,12 +204,19 @@ def main() -> int:
     parser.add_argument("--model-resamples", type=int, help="for the model methods only")
     parser.add_argument("--methods", nargs="+", default=["counting", "plackett_luce"])
     parser.add_argument("--cap-gb", type=float, default=6.0, help="RLIMIT_AS of each child")
+    parser.add_argument(
+        "--intervals",
+        choices=("calibrated", "bootstrap"),
+        default=os.environ.get("SCALE_INTERVALS", "calibrated"),
+        help="interval method (default: calibrated, the platform's)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--child-resamples", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    os.environ["SCALE_INTERVALS"] = args.intervals
     if args.child:
         return child(args)
 
