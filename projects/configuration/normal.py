@@ -8,15 +8,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .design import Scoring
 from .vocabulary import (
     BWS_TYPE,
     DEFAULT_ANSWER_FORMAT,
     DEFAULT_APPEARANCES,
     DEFAULT_ASSIGNMENT,
+    DEFAULT_BOOTSTRAP_ITERATIONS,
     DEFAULT_ID_KEY,
     DEFAULT_LEASE_MINUTES,
     DEFAULT_OUTPUT_DIR,
+    DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
     DEFAULT_TEXT_KEY,
     DEFAULT_TUPLE_METHOD,
@@ -24,6 +25,7 @@ from .vocabulary import (
     AnswerFormat,
     AssignmentStrategy,
     Dialect,
+    ScoringMethod,
     TupleMethod,
 )
 
@@ -44,6 +46,20 @@ class BwsDesign(_Normal):
     ensure_pair_coverage: bool = False
 
 
+class ScoringSettings(_Normal):
+    """A BWS scheme's stored scoring block. Read as stored: the limits were applied when the
+    config was read, and a run holds what it asks to the limits in force then."""
+
+    method: ScoringMethod = DEFAULT_SCORING_METHOD
+    auto_compute: bool = True
+    output_file: str | None = None
+    include_confidence: bool = True
+    bootstrap_iterations: int = DEFAULT_BOOTSTRAP_ITERATIONS
+
+    def options(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
 class Scheme(_Normal):
     name: str
     type: str
@@ -55,9 +71,9 @@ class Scheme(_Normal):
         return self.type == BWS_TYPE
 
     @property
-    def scoring(self) -> Scoring:
+    def scoring(self) -> ScoringSettings:
         """How a BWS scheme is scored (the defaults for any other scheme)."""
-        return Scoring.model_validate(self.options.get("scoring") or {})
+        return ScoringSettings.model_validate(self.options.get("scoring") or {})
 
 
 class ProjectConfig(_Normal):

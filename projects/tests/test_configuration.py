@@ -710,3 +710,13 @@ def test_file_that_is_not_a_mapping(tmp_path):
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match=r"^nope.yaml: file not found$"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_a_stored_scoring_block_reads_as_stored_whatever_the_limits_now():
+    """The limits apply when a config is read; a project stored under a site's larger
+    limit (the operator's) keeps its settings, and runs hold them to the limits then."""
+    stored = load_config(EXAMPLES / "mt_bws" / "config.yaml").to_dict()
+    stored["schemes"][0]["options"]["scoring"]["bootstrap_iterations"] = 60000
+    scheme = ProjectConfig.from_dict(stored).schemes[0]
+    assert scheme.scoring.bootstrap_iterations == 60000
+    assert scheme.scoring.method == "bradley_terry"
