@@ -112,6 +112,13 @@ class RescoreInputSerializer(serializers.Serializer):
     scheme = serializers.CharField()
     method = serializers.ChoiceField(choices=list(METHODS), required=False)
     bootstrap = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
+    intervals = serializers.ChoiceField(
+        choices=["calibrated", "bootstrap"],
+        required=False,
+        help_text="calibrated (the default: empirical-Bayes posterior, moderated t for "
+        "counting) or bootstrap (percentile, over `bootstrap` resamples); coverage of each "
+        "in benchmarks/RESULTS.md",
+    )
 
 
 class ScoresApi(APIView):
@@ -153,6 +160,7 @@ class ScoresApi(APIView):
                 method=data.validated_data.get("method"),
                 bootstrap=data.validated_data.get("bootstrap"),
                 trigger=ScoreRun.Trigger.MANUAL,
+                intervals=data.validated_data.get("intervals"),
             )
         except ValueError as exc:  # a limit, e.g. SCORING_MAX_BOOTSTRAP_ITERATIONS
             raise ValidationError({"bootstrap": [str(exc)]}) from exc

@@ -208,9 +208,14 @@ def request_run(
     method: str | None = None,
     bootstrap: int | None = None,
     trigger: str = ScoreRun.Trigger.AUTO,
+    intervals: str | None = None,
 ) -> ScoreRun:
-    """Record a queued run with its parameters (the worker or the caller executes it)."""
+    """Record a queued run with its parameters (the worker or the caller executes it).
+    ``intervals`` (calibrated or bootstrap) defaults to the scheme's scoring.intervals."""
     options = scoring_options(project, scheme)
+    intervals = intervals or options["intervals"]
+    if intervals not in ("calibrated", "bootstrap"):
+        raise ValueError(f"unknown interval method {intervals!r}: calibrated or bootstrap")
     method = method or options["method"]
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
@@ -236,7 +241,7 @@ def request_run(
             "bootstrap": bootstrap,
             "seed": seed,
             "resample_unit": "tuple",
-            "interval_method": "calibrated",
+            "interval_method": intervals,
             "shrinkage": "empirical_bayes",
         },
     )

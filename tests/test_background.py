@@ -288,7 +288,12 @@ def test_worker_killed_mid_run_keeps_the_last_good_run(stack, project):
     # a long run, asked for through the API so the stack's own broker carries it
     slow = Annotator(stack, "boss").session.post(
         stack.url("/api/v1/projects/mt/scores/"),
-        json={"scheme": "overall_quality", "method": "plackett_luce", "bootstrap": 100000},
+        json={
+            "scheme": "overall_quality",
+            "method": "plackett_luce",
+            "intervals": "bootstrap",
+            "bootstrap": 100000,
+        },
         timeout=10,
     )
     assert slow.status_code == 202, slow.text

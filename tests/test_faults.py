@@ -51,7 +51,9 @@ def project(tmp_path, settings):
     config = config.replace(
         "  scoring:\n    method: bradley_terry\n",
         "  scoring:\n    method: plackett_luce\n    include_confidence: true\n"
-        f"    bootstrap_iterations: {BOOTSTRAP}\n",
+        # the percentile bootstrap, whose runs take as long as their resamples: slow
+        # enough to kill a worker during one
+        f"    intervals: bootstrap\n    bootstrap_iterations: {BOOTSTRAP}\n",
     )
     second = (
         "  - annotation_type: bws\n"

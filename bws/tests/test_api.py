@@ -67,3 +67,28 @@ def test_annotators_and_strangers_get_404(scored):  # noqa: F811
         client = APIClient()
         client.force_authenticate(user)
         assert client.get("/api/v1/projects/mt/scores/").status_code == 404
+
+
+def test_a_rescore_chooses_its_interval_method(api, monkeypatch):
+    """Calibrated by default; the percentile bootstrap when asked, over its resamples."""
+    monkeypatch.setattr(scheduling, "send_task", lambda task, *a, **k: True)
+    default = api.post(
+        "/api/v1/projects/mt/scores/", {"scheme": "overall_quality"}, format="json"
+    ).json()
+    assert default["parameters"]["interval_method"] == "calibrated"
+    asked = api.post(
+        "/api/v1/projects/mt/scores/",
+        {"scheme": "overall_quality", "intervals": "bootstrap", "bootstrap": 40},
+        format="json",
+    ).json()
+    assert asked["parameters"]["interval_method"] == "bootstrap"
+    run = services.execute_run(asked["id"])
+    assert run.status == "ok"
+    items = api.get("/api/v1/projects/mt/scores/", {"method": run.method}).json()["items"]
+    assert all(i["ci_low"] <= i["score"] <= i["ci_high"] for i in items)
+    bad = api.post(
+        "/api/v1/projects/mt/scores/",
+        {"scheme": "overall_quality", "intervals": "wald"},
+        format="json",
+    )
+    assert bad.status_code == 400 and "intervals" in bad.json()

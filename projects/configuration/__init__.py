@@ -20,6 +20,7 @@ from .vocabulary import (
     AnswerFormat,
     AssignmentStrategy,
     Dialect,
+    IntervalMethod,
     ScoringMethod,
     TupleMethod,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "ConfigError",
     "ConfigIssue",
     "Dialect",
+    "IntervalMethod",
     "ProjectConfig",
     "Scheme",
     "ScoringMethod",

@@ -8,9 +8,11 @@ from .fields import Block, Flag, WrittenPath, at_least, choice, limited
 from .vocabulary import (
     DEFAULT_APPEARANCES,
     DEFAULT_BOOTSTRAP_ITERATIONS,
+    DEFAULT_INTERVAL_METHOD,
     DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
     DEFAULT_TUPLE_METHOD,
+    IntervalMethod,
     ScoringMethod,
     TupleMethod,
 )
@@ -32,6 +34,7 @@ class Scoring(Block):
     auto_compute: Flag = True
     output_file: WrittenPath | None = None
     include_confidence: Flag = True
+    intervals: choice(IntervalMethod) = DEFAULT_INTERVAL_METHOD
     bootstrap_iterations: limited("bootstrap_iterations") = DEFAULT_BOOTSTRAP_ITERATIONS
 
     def options(self) -> dict[str, Any]:

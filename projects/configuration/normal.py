@@ -15,6 +15,7 @@ from .vocabulary import (
     DEFAULT_ASSIGNMENT,
     DEFAULT_BOOTSTRAP_ITERATIONS,
     DEFAULT_ID_KEY,
+    DEFAULT_INTERVAL_METHOD,
     DEFAULT_LEASE_MINUTES,
     DEFAULT_OUTPUT_DIR,
     DEFAULT_SCORING_METHOD,
@@ -25,6 +26,7 @@ from .vocabulary import (
     AnswerFormat,
     AssignmentStrategy,
     Dialect,
+    IntervalMethod,
     ScoringMethod,
     TupleMethod,
 )
@@ -54,6 +56,7 @@ class ScoringSettings(_Normal):
     auto_compute: bool = True
     output_file: str | None = None
     include_confidence: bool = True
+    intervals: IntervalMethod = DEFAULT_INTERVAL_METHOD
     bootstrap_iterations: int = DEFAULT_BOOTSTRAP_ITERATIONS
 
     def options(self) -> dict[str, Any]:

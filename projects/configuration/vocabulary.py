@@ -26,6 +26,13 @@ class TupleMethod(StrEnum):
     RANDOM = "random"
 
 
+class IntervalMethod(StrEnum):
+    """How a BWS scheme's 95% intervals are made (coverage of each in benchmarks/RESULTS.md)."""
+
+    CALIBRATED = "calibrated"  # empirical-Bayes posterior; moderated t for counting
+    BOOTSTRAP = "bootstrap"  # cluster percentile bootstrap (covers too rarely at small r)
+
+
 class AnswerFormat(StrEnum):
     """The interchange formats answers are read and written in (projects.interchange)."""
 
@@ -61,6 +68,7 @@ DEFAULT_SEED = 42
 DEFAULT_TUPLE_METHOD = TupleMethod.BALANCED_INCOMPLETE
 DEFAULT_SCORING_METHOD = ScoringMethod.COUNTING
 DEFAULT_BOOTSTRAP_ITERATIONS = 1000
+DEFAULT_INTERVAL_METHOD = IntervalMethod.CALIBRATED
 DEFAULT_LEASE_MINUTES = 30
 DEFAULT_OUTPUT_DIR = "annotation_output/"
 DEFAULT_ANSWER_FORMAT = AnswerFormat.JSONL

@@ -98,6 +98,7 @@ def test_dialect_a_reference_example_normalises():
                         "auto_compute": True,
                         "output_file": None,
                         "include_confidence": True,
+                        "intervals": "calibrated",
                         "bootstrap_iterations": 1000,
                     },
                 },
@@ -162,6 +163,7 @@ def test_dialect_b_reference_example_normalises():
             "auto_compute": True,
             "output_file": "output/quality_scores.csv",
             "include_confidence": True,
+            "intervals": "calibrated",
             "bootstrap_iterations": 1000,
         },
     }
