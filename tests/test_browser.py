@@ -176,3 +176,33 @@ def test_bws_tab_draws_every_chart(browser_page, live_server, tmp_path):
     assert page.locator("table.ranked tbody tr").count() == 50
     assert page.locator("svg.ci").count() == 50
     page.screenshot(path=ARTIFACTS / "bws-dashboard.png", full_page=True)
+
+
+def test_choosing_worst_on_the_best_item_says_what_happened(browser_page, live_server, tmp_path):
+    """One item cannot be both: choosing it as worst moves it there and the page says so
+    (a status line), rather than clearing best without a word."""
+    page = browser_page
+    example = Path(settings.BASE_DIR) / "examples" / "mt_bws"
+    (tmp_path / "data").mkdir()
+    for data in (example / "data").iterdir():
+        (tmp_path / "data" / data.name).write_bytes(data.read_bytes())
+    (tmp_path / "config.yaml").write_text((example / "config.yaml").read_text())
+    project = import_project(config_path=tmp_path / "config.yaml", slug="moved").project
+    user = UserFactory(username="lee")
+    Membership.objects.create(user=user, project=project, role="annotator")
+    page.goto(f"{live_server.url}/accounts/login/?next=/projects/moved/annotate/")
+    page.get_by_label("Username").fill("lee")
+    page.get_by_label("Password").fill("pw-for-tests-123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    page.wait_for_selector("#annotate-form")
+    page.keyboard.press("2")  # best: B
+    page.keyboard.press("w")  # worst: B as well
+    best = page.locator('input[name="overall_quality__best"]:checked')
+    worst = page.locator('input[name="overall_quality__worst"]:checked')
+    assert best.count() == 0 and worst.count() == 1
+    status = page.locator("#choice-status")
+    assert status.inner_text() == (
+        "Item B was your best choice for overall_quality; it is now worst, so choose another best."
+    )
+    page.screenshot(path=ARTIFACTS / "bws-moved.png", full_page=True)

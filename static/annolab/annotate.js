@@ -32,13 +32,30 @@
       el.classList.toggle("active-scheme", schemes.length > 1 && el.dataset.scheme === active);
     });
   }
+  // One item cannot be both best and worst: choosing it for the other side moves it there,
+  // and the page says so instead of clearing the first choice silently.
+  var status = document.getElementById("choice-status");
+  function letter(input) {
+    var label = input.labels && input.labels[0];
+    var hidden = label && label.querySelector(".sr-only");
+    return hidden ? hidden.textContent.replace(/[()\s]/g, "") : "this item";
+  }
+  function moved(scheme, kind, input) {
+    var other = checked(scheme, kind === "best" ? "worst" : "best");
+    if (!other || other.value !== input.value) return;
+    other.checked = false;
+    if (status) {
+      var was = kind === "best" ? "worst" : "best";
+      status.textContent = "Item " + letter(input) + " was your " + was + " choice for " +
+        scheme + "; it is now " + kind + ", so choose another " + was + ".";
+    }
+  }
   function choose(scheme, kind, key) {
     var input = form.querySelector(
       'input[name="' + scheme + "__" + kind + '"][data-key="' + key + '"]'
     );
     if (!input) return false;
-    var other = checked(scheme, kind === "best" ? "worst" : "best");
-    if (other && other.value === input.value) other.checked = false; // one item cannot be both
+    moved(scheme, kind, input);
     input.checked = true;
     input.focus({ preventScroll: true });
     return true;
@@ -53,8 +70,7 @@
     var name = event.target.name || "";
     var parts = name.split("__");
     if (parts.length === 2 && (parts[1] === "best" || parts[1] === "worst")) {
-      var other = checked(parts[0], parts[1] === "best" ? "worst" : "best");
-      if (other && other.value === event.target.value) other.checked = false;
+      moved(parts[0], parts[1], event.target);
       chosenScheme = complete(parts[0]) ? null : parts[0];
     }
     highlight();
