@@ -1,6 +1,12 @@
+import re
+from dataclasses import dataclass
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.validators import validate_email
+from django.db.models import Q
+from django.db.models.functions import Lower
 
 from .models import Lab, Membership
 from .uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
@@ -64,21 +70,97 @@ class ProjectUploadForm(forms.Form):
         return cleaned
 
 
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
+
+
+@dataclass
+class MemberEntry:
+    """One entry of a pasted member list and what became of it."""
+
+    text: str
+    user: object = None
+    outcome: str = ""  # added, member, unknown, invalid, repeated
+    detail: str = ""
+
+
+def split_entries(text: str) -> list[str]:
+    """The entries of a pasted list: separated by commas, semicolons, spaces or newlines."""
+    return [e for e in re.split(r"[\s,;]+", text) if e]
+
+
+def resolve_entry(text: str, by_name: dict, by_email: dict) -> MemberEntry:
+    """The account an entry names (a username, else an e-mail address), or why none."""
+    entry = MemberEntry(text=text)
+    if text in by_name:
+        entry.user = by_name[text]
+        return entry
+    if "@" in text:
+        try:
+            validate_email(text)
+        except forms.ValidationError:
+            entry.outcome, entry.detail = "invalid", "not a valid e-mail address"
+            return entry
+        users = by_email.get(text.lower(), [])
+        if len(users) == 1:
+            entry.user = users[0]
+        elif users:
+            entry.outcome = "unknown"
+            entry.detail = f"{len(users)} accounts share this address: give the username"
+        else:
+            entry.outcome, entry.detail = "unknown", "no account has this e-mail address"
+    elif not USERNAME_RE.match(text):
+        entry.outcome = "invalid"
+        entry.detail = "a username has at most 150 letters, digits and @ . + - _"
+    else:
+        entry.outcome, entry.detail = "unknown", "no account has this username"
+    return entry
+
+
 class AddMembersForm(forms.Form):
     usernames = forms.CharField(
-        label="Usernames", help_text="Existing accounts, separated by spaces or commas."
+        label="Usernames or e-mail addresses",
+        help_text="Existing accounts, one per line or separated by commas or spaces.",
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 40}),
+        max_length=20_000,
     )
-    role = forms.ChoiceField(choices=Membership.Role.choices)
+    role = forms.ChoiceField(
+        choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR, required=False
+    )
+
+    def clean_role(self):
+        return self.cleaned_data.get("role") or Membership.Role.ANNOTATOR
 
     def clean_usernames(self):
-        names = [n for n in self.cleaned_data["usernames"].replace(",", " ").split() if n]
-        known = set(
-            get_user_model().objects.filter(username__in=names).values_list("username", flat=True)
+        """Each entry resolved to an account, or marked unknown, invalid or repeated with the
+        reason; such entries leave the form valid, so the known ones are still added."""
+        texts = split_entries(self.cleaned_data["usernames"])
+        if len(texts) > 500:
+            raise forms.ValidationError("At most 500 entries at a time.")
+        emails = {t.lower() for t in texts if "@" in t}
+        names = set(texts)
+        users = (
+            get_user_model()
+            .objects.annotate(email_lower=Lower("email"))
+            .filter(Q(username__in=names) | Q(email_lower__in=emails))
         )
-        unknown = [n for n in names if n not in known]
-        if unknown:
-            raise forms.ValidationError(f"No account named {', '.join(unknown)}.")
-        return names
+        by_name, by_email = {}, {}
+        for user in users:
+            if user.username in names:
+                by_name[user.username] = user
+            if user.email_lower in emails:
+                by_email.setdefault(user.email_lower, []).append(user)
+        entries, seen = [], set()
+        for text in texts:
+            entry = resolve_entry(text, by_name, by_email)
+            if entry.user is not None and entry.user.pk in seen:
+                entry.outcome, entry.detail = "repeated", "the same account as an earlier entry"
+                entry.user = None
+            elif entry.user is not None:
+                seen.add(entry.user.pk)
+            entries.append(entry)
+        if not entries:
+            raise forms.ValidationError("Give at least one username or e-mail address.")
+        return entries
 
 
 class LabMemberForm(forms.Form):

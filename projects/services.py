@@ -394,6 +394,7 @@ class MemberChange:
     username: str
     created_user: bool
     role: str
+    previous_role: str | None = None  # the role before, for someone already a member
 
 
 @transaction.atomic
@@ -414,6 +415,11 @@ def add_project_members(
         raise ValueError(
             f"unknown user(s): {', '.join(missing)} (use --create to make the accounts)"
         )
+    before = dict(
+        Membership.objects.filter(project=project, user__username__in=usernames).values_list(
+            "user__username", "role"
+        )
+    )
     changes = []
     for name in usernames:
         created = name not in users
@@ -428,7 +434,11 @@ def add_project_members(
         Membership.objects.update_or_create(
             user=users[name], project=project, defaults={"role": role}
         )
-        changes.append(MemberChange(username=name, created_user=created, role=role))
+        changes.append(
+            MemberChange(
+                username=name, created_user=created, role=role, previous_role=before.get(name)
+            )
+        )
     return changes
 
 

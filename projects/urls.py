@@ -5,6 +5,7 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/new/", views.project_create, name="project-create"),
+    path("projects/example-config.yaml", views.example_config, name="example-config"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/members/", views.project_members, name="project-members"),
     path("projects/<slug:slug>/export/", views.project_export, name="project-export"),

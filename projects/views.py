@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import selectors, services
@@ -30,14 +31,13 @@ from .validation import AnswerError
 def home(request):
     projects = list(selectors.visible_projects(request.user).order_by("lab__name", "name"))
     progress = selectors.project_progress(projects)
-    rows = [
-        {
-            "project": p,
-            "progress": progress[p.pk],
-            "role": selectors.project_role(request.user, p),
-        }
-        for p in projects
-    ]
+    rows = []
+    for p in projects:
+        role = selectors.project_role(request.user, p)
+        # An annotator sees what they did; a manager (or a lab admin) the project's figure.
+        mine = role == Membership.Role.ANNOTATOR
+        shown = selectors.my_progress(p, request.user) if mine else progress[p.pk]
+        rows.append({"project": p, "progress": shown, "role": role})
     return render(
         request,
         "projects/home.html",
@@ -81,6 +81,7 @@ def project_detail(request, slug):
             "items": items,
             "tuples": tuples,
             "member_form": AddMembersForm(),
+            "member_results": _pop_member_results(request, project),
         },
     )
 
@@ -102,6 +103,39 @@ def _user_to_remove(request):
     return user
 
 
+_MEMBER_RESULTS = "member_results"
+
+
+def _member_results(entries, changes) -> list[dict]:
+    """One row per pasted entry: what it named and what became of it."""
+    rows = []
+    for entry in entries:
+        change = changes.get(entry.user.username) if entry.user is not None else None
+        if change is None:
+            label = {"unknown": "unknown account", "invalid": "invalid entry"}
+            outcome = label.get(entry.outcome, "skipped")
+            text = f"not added: {entry.detail}"
+        elif change.previous_role is None:
+            outcome, text = "added", f"added as {change.role}"
+        elif change.previous_role == change.role:
+            outcome, text = "already a member", f"role unchanged ({change.role})"
+        else:
+            outcome = "already a member"
+            text = f"role changed from {change.previous_role} to {change.role}"
+        account = entry.user.username if entry.user is not None else ""
+        rows.append({"entry": entry.text, "account": account, "outcome": outcome, "text": text})
+    return rows
+
+
+def _pop_member_results(request, project) -> list[dict]:
+    """The per-entry results of the last bulk add to this project, shown once."""
+    results = request.session.get(_MEMBER_RESULTS)
+    if not results or results.get("project") != project.pk:
+        return []
+    del request.session[_MEMBER_RESULTS]
+    return results["rows"]
+
+
 @login_required
 @require_POST
 def project_members(request, slug):
@@ -115,16 +149,21 @@ def project_members(request, slug):
         return redirect("project-detail", slug=slug)
     form = AddMembersForm(request.POST)
     if form.is_valid():
-        changes = services.add_project_members(
-            project=project,
-            usernames=form.cleaned_data["usernames"],
-            role=form.cleaned_data["role"],
-        )
-        messages.success(
-            request,
-            f"Added {', '.join(c.username for c in changes)} as {form.cleaned_data['role']}.",
-        )
-        return redirect("project-detail", slug=slug)
+        entries, role = form.cleaned_data["usernames"], form.cleaned_data["role"]
+        known = [e.user.username for e in entries if e.user is not None]
+        changes = services.add_project_members(project=project, usernames=known, role=role)
+        request.session[_MEMBER_RESULTS] = {
+            "project": project.pk,
+            "rows": _member_results(entries, {c.username: c for c in changes}),
+        }
+        added = sum(1 for c in changes if c.previous_role is None)
+        skipped = len(entries) - len(changes)
+        summary = f"{added} added as {role}, {len(changes) - added} already members"
+        if skipped:
+            messages.warning(request, f"{summary}, {skipped} not added: see the list below.")
+        else:
+            messages.success(request, f"{summary}.")
+        return redirect(f"{reverse('project-detail', args=[slug])}#members")
     for error in form.errors.get("usernames", []) + form.errors.get("role", []):
         messages.error(request, error)
     return _refused(project_detail(request, slug))
@@ -164,8 +203,33 @@ def project_create(request):
             status = 400  # a missing file or lab: the form says which
     else:
         form = ProjectUploadForm(labs=labs)
+    chosen = []
+    if status == 400:
+        chosen = [
+            f.name for key in ("config_file", "data_files") for f in request.FILES.getlist(key)
+        ]
     return render(
-        request, "projects/project_create.html", {"form": form, "errors": errors}, status=status
+        request,
+        "projects/project_create.html",
+        {"form": form, "errors": errors, "chosen_files": chosen},
+        status=status,
+    )
+
+
+EXAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "mt_bws" / "config.yaml"
+EXAMPLE_CONFIG_NOTE = (
+    "# An example Annolab project: upload this file as the configuration and, as its data\n"
+    "# file, a JSON Lines file named mt_systems.jsonl with one item per line, e.g.\n"
+    '# {"id": "s1", "text": "The cat sat on the mat."}\n\n'
+)
+
+
+@login_required
+def example_config(request):
+    """The example project configuration, as a download for the upload page."""
+    body = EXAMPLE_CONFIG_NOTE + EXAMPLE_CONFIG.read_text(encoding="utf-8")
+    return attachment(
+        body.encode("utf-8"), filename="example-config.yaml", content_type="text/yaml"
     )
 
 
@@ -217,7 +281,8 @@ def _annotator_project_or_404(request, slug):
 
 def _scheme_views(project, payload, answers, posted=None):
     """Per scheme: its definition, the current value, its type's template and what that
-    template needs to draw it (SchemeType.view)."""
+    template needs to draw it (SchemeType.view). ``posted``: the refused form as sent, so
+    that each scheme draws what was typed, exactly as typed."""
     views = []
     for scheme in project.schemes:
         kind = scheme_type(scheme["type"])
@@ -232,7 +297,7 @@ def _scheme_views(project, payload, answers, posted=None):
             "template": kind.template,
             "together": kind.together,
         }
-        view.update(kind.view(scheme, options, value, payload))
+        view.update(kind.view(scheme, options, value, payload, posted=posted))
         views.append(view)
     return views
 
@@ -248,10 +313,10 @@ def _scheme_blocks(views, payload):
     return blocks
 
 
-def _render_unit(request, project, unit, *, answers, errors=None, status=200):
+def _render_unit(request, project, unit, *, answers, errors=None, status=200, posted=None):
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
-    views = _scheme_views(project, payload, answers)
+    views = _scheme_views(project, payload, answers, posted)
     blocks = _scheme_blocks(views, payload)
     completed = selectors.my_completed_units(project, request.user)
     previous = completed.exclude(unit=unit).first()
@@ -272,6 +337,13 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200):
             "client_id": uuid.uuid4(),
         },
         status=status,
+    )
+
+
+def _refused_unit(request, project, unit, errors):
+    """The unit's page again with the messages (400), every field as it was sent."""
+    return _render_unit(
+        request, project, unit, answers={}, errors=errors, status=400, posted=request.POST
     )
 
 
@@ -305,8 +377,8 @@ def annotate_unit(request, slug, unit_id):
     try:
         answers = answers_from_post(project.schemes, request.POST)
         time_taken_ms = time_taken_from_post(request.POST)
-    except AnswerError as exc:
-        return _render_unit(request, project, unit, answers={}, errors=exc.errors, status=400)
+    except AnswerError as exc:  # refused: nothing is stored, and what was typed comes back
+        return _refused_unit(request, project, unit, exc.errors)
     try:
         submit_answers(
             project=project,
@@ -317,7 +389,7 @@ def annotate_unit(request, slug, unit_id):
             time_taken_ms=time_taken_ms,
         )
     except AnswerError as exc:
-        return _render_unit(request, project, unit, answers=answers, errors=exc.errors, status=400)
+        return _refused_unit(request, project, unit, exc.errors)
     except SubmitRefused as exc:
         messages.error(request, str(exc))
     return redirect("annotate", slug=slug)

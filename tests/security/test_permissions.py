@@ -38,6 +38,7 @@ MATRIX = """
 home                                    302    200    200    200    200    200    200    200
 project-create                          302    404    404    404    404    200    200    200
 POST project-create                     302    404    404    404    404    400    400    400
+example-config                          302    200    200    200    200    200    200    200
 project-detail                          302    404    200    404    404    404    200    200
 project-members                         302    405    405    405    405    405    405    405
 POST project-members                    302    404    404    404    404    404    400    400
