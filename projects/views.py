@@ -282,7 +282,8 @@ def _annotator_project_or_404(request, slug):
 
 def _scheme_views(project, payload, answers, posted=None):
     """Per scheme: its definition, the current value, its type's template and what that
-    template needs to draw it (SchemeType.view)."""
+    template needs to draw it (SchemeType.view). ``posted``: the refused form as sent, so
+    that each scheme draws what was typed, exactly as typed."""
     views = []
     for scheme in project.schemes:
         kind = scheme_type(scheme["type"])
@@ -297,7 +298,7 @@ def _scheme_views(project, payload, answers, posted=None):
             "template": kind.template,
             "together": kind.together,
         }
-        view.update(kind.view(scheme, options, value, payload))
+        view.update(kind.view(scheme, options, value, payload, posted=posted))
         views.append(view)
     return views
 
@@ -313,10 +314,10 @@ def _scheme_blocks(views, payload):
     return blocks
 
 
-def _render_unit(request, project, unit, *, answers, errors=None, status=200):
+def _render_unit(request, project, unit, *, answers, errors=None, status=200, posted=None):
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
-    views = _scheme_views(project, payload, answers)
+    views = _scheme_views(project, payload, answers, posted)
     blocks = _scheme_blocks(views, payload)
     completed = selectors.my_completed_units(project, request.user)
     previous = completed.exclude(unit=unit).first()
@@ -337,6 +338,13 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200):
             "client_id": uuid.uuid4(),
         },
         status=status,
+    )
+
+
+def _refused_unit(request, project, unit, errors):
+    """The unit's page again with the messages (400), every field as it was sent."""
+    return _render_unit(
+        request, project, unit, answers={}, errors=errors, status=400, posted=request.POST
     )
 
 
@@ -370,8 +378,8 @@ def annotate_unit(request, slug, unit_id):
     try:
         answers = answers_from_post(project.schemes, request.POST)
         time_taken_ms = time_taken_from_post(request.POST)
-    except AnswerError as exc:
-        return _render_unit(request, project, unit, answers={}, errors=exc.errors, status=400)
+    except AnswerError as exc:  # refused: nothing is stored, and what was typed comes back
+        return _refused_unit(request, project, unit, exc.errors)
     try:
         submit_answers(
             project=project,
@@ -382,7 +390,7 @@ def annotate_unit(request, slug, unit_id):
             time_taken_ms=time_taken_ms,
         )
     except AnswerError as exc:
-        return _render_unit(request, project, unit, answers=answers, errors=exc.errors, status=400)
+        return _refused_unit(request, project, unit, exc.errors)
     except SubmitRefused as exc:
         messages.error(request, str(exc))
     return redirect("annotate", slug=slug)

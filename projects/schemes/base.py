@@ -28,6 +28,8 @@ _REGISTRY: dict[str, type[SchemeType]] = {}
 # scripts' digits, "inf", "nan" and underscores).
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 WHOLE = re.compile(r"[0-9]+")
+# The text a number field keeps as its value; any other text it would show empty.
+HTML_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 class SchemeType:
@@ -91,11 +93,18 @@ class SchemeType:
     # ----------------------------------------------------------------- the page
 
     @classmethod
-    def view(cls, scheme: dict, options: dict, value: Any, payload: dict) -> dict:
+    def view(cls, scheme: dict, options: dict, value: Any, payload: dict, posted=None) -> dict:
         """What the template needs besides the generic view (scheme, options, value, labels,
         field, template): e.g. a trace's steps, a segment table's rows. ``payload`` is the
-        unit as the annotator sees it (projects.selectors.unit_payload)."""
-        return {}
+        unit as the annotator sees it (projects.selectors.unit_payload). ``posted``: the
+        form as sent (a QueryDict) when the page comes back refused, so that what was typed
+        is drawn again as typed instead of ``value``; the default reads it with from_post."""
+        if posted is None:
+            return {}
+        try:
+            return {"value": cls.from_post(scheme["name"], options, posted)}
+        except ValueError:
+            return {}
 
     @classmethod
     def block(cls, views: list[dict], payload: dict) -> dict:
@@ -221,6 +230,40 @@ def form_rows(post, name: str, fields: tuple[str, ...]) -> list[dict]:
         if any(v for f, v in row.items() if f != "tier"):
             rows.append(row)
     return rows
+
+
+def typed_rows(post, name: str, fields: tuple[str, ...], numbers: dict[str, bool]) -> list[dict]:
+    """The rows of parallel form lists as typed, for drawing a refused form again: the rows
+    form_rows counts, each field's text unchanged, and under "cells" per number field
+    (``numbers``: field -> whether it may be left empty) {"text", "invalid", "typed"}:
+    ``invalid`` when from_post cannot read it, ``typed`` when it holds text a number field
+    would show empty (the page then draws it as a text field, so nothing typed is hidden)."""
+    columns = {f: post.getlist(f"{name}__{f}") for f in fields}
+    n = max((len(c) for c in columns.values()), default=0)
+    rows = []
+    for i in range(n):
+        row = {f: (columns[f][i] if i < len(columns[f]) else "") for f in fields}
+        if not any(v.strip() for f, v in row.items() if f != "tier"):
+            continue
+        cells = {}
+        for key, may_be_empty in numbers.items():
+            text = row[key].strip()
+            bad = not (len(text) <= 400 and DECIMAL.fullmatch(text))
+            cells[key] = {
+                "text": row[key],
+                "invalid": bad and not (may_be_empty and not text),
+                "typed": bool(row[key]) and not HTML_NUMBER.fullmatch(row[key]),
+            }
+        rows.append({**row, "cells": cells})
+    return rows
+
+
+def stored_cells(numbers: dict[str, Any]) -> dict[str, dict]:
+    """Number cells (as typed_rows gives them) for a stored answer's values."""
+    return {
+        key: {"text": "" if v is None else v, "invalid": False, "typed": False}
+        for key, v in numbers.items()
+    }
 
 
 def form_nothing(post, name: str, rows: list[dict], one: str, many: str) -> bool:

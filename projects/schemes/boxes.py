@@ -16,6 +16,8 @@ from .base import (
     label_names,
     number,
     objects,
+    stored_cells,
+    typed_rows,
 )
 
 BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
@@ -80,6 +82,20 @@ class Boxes(SchemeType):
         ]
 
     @classmethod
-    def view(cls, scheme, options, value, payload) -> dict:
-        # One empty row to add to; "nothing" ticks the box for a stored empty answer.
-        return {"rows": list(value or []) + [{}], "nothing": value == []}
+    def view(cls, scheme, options, value, payload, posted=None) -> dict:
+        """The rows to draw plus one empty row to add to; "nothing" ticks the box (for a
+        stored empty answer, or as it was sent when the form comes back refused)."""
+        name = scheme["name"]
+        if posted is not None:
+            rows = typed_rows(
+                posted, name, (*BOX_FIELDS, "label"), {k: k == "yaw" for k in BOX_FIELDS}
+            )
+            for row in rows:
+                row["label_invalid"] = bool(label_names(options)) and not row["label"]
+            return {"rows": [*rows, {}], "nothing": bool(posted.get(f"{name}__nothing"))}
+        rows = []
+        for box in value or []:
+            numbers = [*box.get("center", ()), *box.get("size", ()), box.get("yaw")]
+            cells = stored_cells(dict(zip(BOX_FIELDS, numbers, strict=False)))
+            rows.append({"label": box.get("label"), "cells": cells})
+        return {"rows": [*rows, {}], "nothing": value == []}

@@ -78,7 +78,8 @@ class Likert(SchemeType):
         return int(value) if whole else (value or None)
 
     @classmethod
-    def view(cls, scheme, options, value, payload) -> dict:
+    def view(cls, scheme, options, value, payload, posted=None) -> dict:
+        typed = super().view(scheme, options, value, payload, posted)
         if label_names(options):
-            return {}
-        return {"points": list(range(1, _size(options) + 1))}
+            return typed
+        return {**typed, "points": list(range(1, _size(options) + 1))}

@@ -18,6 +18,8 @@ from .base import (
     label_names,
     number,
     objects,
+    stored_cells,
+    typed_rows,
 )
 
 
@@ -82,10 +84,25 @@ class Segments(SchemeType):
         ]
 
     @classmethod
-    def view(cls, scheme, options, value, payload) -> dict:
+    def view(cls, scheme, options, value, payload, posted=None) -> dict:
+        """The rows to draw plus one empty row to add to; "nothing" ticks the box (for a
+        stored empty answer, or as it was sent when the form comes back refused)."""
+        name = scheme["name"]
+        if posted is not None:
+            fields = ("start", "end", "label", *(("tier",) if cls.tiered else ()))
+            rows = typed_rows(posted, name, fields, {"start": False, "end": False})
+            for row in rows:
+                row["label_invalid"] = bool(label_names(options)) and not row["label"]
+            nothing = bool(posted.get(f"{name}__nothing"))
+        else:
+            rows = [
+                {**seg, "cells": stored_cells({"start": seg.get("start"), "end": seg.get("end")})}
+                for seg in value or []
+            ]
+            nothing = value == []  # a stored empty answer ticks "Nothing to mark"
         return {
-            "rows": list(value or []) + [{}],  # one empty row to add to
-            "nothing": value == [],  # a stored empty answer ticks "Nothing to mark"
+            "rows": [*rows, {}],
+            "nothing": nothing,
             "media": payload["data"].get(cls._media_key(options)),
             "tiered": cls.tiered,
         }

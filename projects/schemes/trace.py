@@ -67,14 +67,17 @@ class Trace(SchemeType):
         }
 
     @classmethod
-    def view(cls, scheme, options, value, payload) -> dict:
+    def view(cls, scheme, options, value, payload, posted=None) -> dict:
         steps = payload["data"].get(_steps_key(options)) or []
+        if posted is not None:  # the verdicts as sent, when the form comes back refused
+            value = cls.from_post(scheme["name"], options, posted)
         chosen = value or {}
         return {
+            "value": value,
             "steps": [
                 {"index": i, "step": step, "value": chosen.get(str(i))}
                 for i, step in enumerate(steps)
-            ]
+            ],
         }
 
     @classmethod
