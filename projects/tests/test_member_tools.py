@@ -143,6 +143,8 @@ def test_results_of_one_project_are_not_shown_on_another(client, project, manage
     client.post(members_url(), {"usernames": "zoe"})
     page = client.get(reverse("project-detail", args=["mt2"])).content.decode()
     assert "Result of your list" not in page
+    page = client.get(reverse("project-detail", args=["mt"])).content.decode()
+    assert "Result of your list" in page and "unknown account" in page
 
 
 @pytest.fixture
