@@ -93,6 +93,9 @@ def visible_labs(user) -> QuerySet[Lab]:
 class Progress:
     done: int
     total: int
+    # What is counted, as the page says it: "project annotations" (a unit counts once per
+    # annotator it needs) or "answered by you" (the units this annotator completed).
+    label: str = "annotations"
 
     @property
     def percent(self) -> int:
@@ -113,7 +116,9 @@ def project_progress(projects) -> dict[int, Progress]:
         figures = Unit.objects.filter(project=project).aggregate(
             units=Count("id"), done=Sum(Least("completed", Value(cap)))
         )
-        result[project.pk] = Progress(done=figures["done"] or 0, total=figures["units"] * cap)
+        result[project.pk] = Progress(
+            done=figures["done"] or 0, total=figures["units"] * cap, label="project annotations"
+        )
     return result
 
 
@@ -254,7 +259,7 @@ def my_progress(project: Project, user) -> Progress:
     ).count()
     cap = project.settings.max_annotations_per_user
     total = Unit.objects.filter(project=project).count()
-    return Progress(done=done, total=min(total, cap) if cap else total)
+    return Progress(done=done, total=min(total, cap) if cap else total, label="answered by you")
 
 
 def my_completed_units(project: Project, user) -> QuerySet[Assignment]:

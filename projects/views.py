@@ -31,14 +31,13 @@ from .validation import AnswerError
 def home(request):
     projects = list(selectors.visible_projects(request.user).order_by("lab__name", "name"))
     progress = selectors.project_progress(projects)
-    rows = [
-        {
-            "project": p,
-            "progress": progress[p.pk],
-            "role": selectors.project_role(request.user, p),
-        }
-        for p in projects
-    ]
+    rows = []
+    for p in projects:
+        role = selectors.project_role(request.user, p)
+        # An annotator sees what they did; a manager (or a lab admin) the project's figure.
+        mine = role == Membership.Role.ANNOTATOR
+        shown = selectors.my_progress(p, request.user) if mine else progress[p.pk]
+        rows.append({"project": p, "progress": shown, "role": role})
     return render(
         request,
         "projects/home.html",
@@ -54,13 +53,14 @@ def home(request):
 def project_detail(request, slug):
     project = visible_project_or_404(request.user, slug)
     role = selectors.project_role(request.user, project)
-    progress = selectors.project_progress([project])[project.pk]
     if role != Membership.Role.MANAGER:
+        progress = selectors.my_progress(project, request.user)
         return render(
             request,
             "projects/project_annotator.html",
             {"project": project, "progress": progress, "role": role},
         )
+    progress = selectors.project_progress([project])[project.pk]
     overview = selectors.project_overview(project)
     items = Paginator(Item.objects.filter(project=project).order_by("index"), 50).get_page(
         request.GET.get("items")
@@ -393,6 +393,9 @@ def annotate_unit(request, slug, unit_id):
         return _refused_unit(request, project, unit, exc.errors)
     except SubmitRefused as exc:
         messages.error(request, str(exc))
+    else:
+        # Said on the next unit's page, so the annotator knows the last one was kept.
+        messages.success(request, "Saved.")
     return redirect("annotate", slug=slug)
 
 

@@ -74,6 +74,9 @@ def test_submit_stores_two_judgments_and_moves_on(client, two_dims):
     assert stored["adequacy"].value == {"best": ids[2], "worst": ids[1]}
     assert stored["fluency"].time_taken_ms == 4200
     assert Assignment.objects.filter(status="completed").count() == 1
+    # The next page says the last answer was kept.
+    following = client.get(response["Location"], follow=True).content.decode()
+    assert '<li class="msg-success">Saved.</li>' in following
 
 
 def test_retried_form_post_is_stored_once(client, two_dims):

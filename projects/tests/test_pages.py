@@ -54,7 +54,17 @@ def test_home_shows_projects_with_progress(client, project):
     html = client.get(reverse("home")).content.decode()
     assert project.name in html
     assert 'role="progressbar"' in html
-    assert "1 / 400 annotations" in html
+    # An annotator's home shows what they did, labelled as theirs ...
+    assert "1 / 400 answered by you" in html
+    # ... a manager's the project's figure, labelled as the project's.
+    manager = UserFactory()
+    MembershipFactory(user=manager, project=project, role="manager")
+    other = UserFactory()
+    MembershipFactory(user=other, project=project)
+    answer_next(project, other)
+    client.force_login(manager)
+    html = client.get(reverse("home")).content.decode()
+    assert "2 / 400 project annotations" in html
 
 
 def test_progress_counts_each_unit_up_to_its_cap(project):
