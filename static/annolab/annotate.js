@@ -105,7 +105,10 @@
       var body = document.querySelector('table[data-rows="' + button.dataset.for + '"] tbody');
       var last = body.querySelector("tr.data-row:last-child");
       var row = last.cloneNode(true);
-      row.querySelectorAll("input").forEach(function (input) { input.value = ""; });
+      row.querySelectorAll("input").forEach(function (input) {
+        input.value = "";
+        input.removeAttribute("aria-invalid"); // a new row has no error yet
+      });
       row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
       body.appendChild(row);
       var first = row.querySelector("input");
@@ -119,7 +122,10 @@
     if (body.querySelectorAll("tr.data-row").length > 1) {
       body.removeChild(row);
     } else {
-      row.querySelectorAll("input").forEach(function (input) { input.value = ""; });
+      row.querySelectorAll("input").forEach(function (input) {
+        input.value = "";
+        input.removeAttribute("aria-invalid"); // a new row has no error yet
+      });
       row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
     }
   });
