@@ -158,12 +158,16 @@ def project_members(request, slug):
             "rows": _member_results(entries, {c.username: c for c in changes}),
         }
         added = sum(1 for c in changes if c.previous_role is None)
-        skipped = len(entries) - len(changes)
-        summary = f"{added} added as {role}, {len(changes) - added} already members"
+        members, skipped = len(changes) - added, len(entries) - len(changes)
+        parts = [f"{added} added as {role}"] if added else []
+        if members:
+            parts.append(f"{members} already {'a member' if members == 1 else 'members'}")
         if skipped:
-            messages.warning(request, f"{summary}, {skipped} not added: see the list below.")
+            parts.append(f"{skipped} not added")
+        if skipped:  # shown as an error: someone on the list still has to be dealt with
+            messages.error(request, ", ".join(parts) + ": see why in the list under Members.")
         else:
-            messages.success(request, f"{summary}.")
+            messages.success(request, ", ".join(parts) + ".")
         return redirect(f"{reverse('project-detail', args=[slug])}#members")
     for error in form.errors.get("usernames", []) + form.errors.get("role", []):
         messages.error(request, error)

@@ -73,7 +73,7 @@ def test_known_accounts_are_added_though_others_are_unknown(client, project, man
     page = client.get(response.url).content.decode()
     assert "unknown account" in page and "no account has this username" in page
     assert "added as annotator" in page
-    assert "1 not added" in page
+    assert "1 added as annotator, 1 not added: see why" in page
 
 
 def test_pasted_list_gets_a_result_per_entry(client, project, manager):
