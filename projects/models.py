@@ -207,6 +207,12 @@ class Unit(models.Model):
     def __str__(self) -> str:
         return self.external_id
 
+    @property
+    def label(self) -> str:
+        """What an annotator reads for the unit ("Tuple 12"), not its internal id."""
+        noun = "Tuple" if self.kind == self.Kind.TUPLE else "Item"
+        return f"{noun} {self.position + 1}"
+
 
 class Assignment(models.Model):
     """A unit handed to an annotator: reserved under a lease, then completed."""

@@ -339,6 +339,7 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
             "progress": selectors.my_progress(project, request.user),
             "previous": previous,
             "editing": completed.filter(unit=unit).exists(),
+            "unit_count": Unit.objects.filter(project=project).count(),
             "client_id": uuid.uuid4(),
         },
         status=status,

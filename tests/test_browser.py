@@ -133,7 +133,7 @@ def test_annotator_works_three_tuples_with_the_keyboard(browser_page, live_serve
 
     # change the first answer: open it from the list, pick another best, save
     page.get_by_role(
-        "link", name=Unit.objects.get(pk=seen[0].rstrip("/").split("/")[-1]).external_id
+        "link", name=Unit.objects.get(pk=seen[0].rstrip("/").split("/")[-1]).label
     ).click()
     page.wait_for_selector("text=changing an earlier answer")
     page.keyboard.press("4")  # with both schemes complete, keys act on the last one
