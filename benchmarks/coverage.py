@@ -179,6 +179,26 @@ def shrinkage_table(n_items: int, reps: int) -> None:
                 print(f"| {method} | {r} | {name} | {a:.2f} | {b:.2f} | {c:.3f} | {d:.3f} |")
 
 
+def threshold_table(n_items: int, reps: int) -> None:
+    """Where the percentile bootstrap's intervals stop being usable (bws/core/diagnostics.py
+    marks them approximate below MIN_APPEARANCES): counting scores, tuples resampled,
+    coverage of the expected score and the share of zero-width intervals per appearances."""
+    print("| appearances per item | coverage (95% stated) | zero-width intervals |")
+    print("|---|---|---|")
+    for r in (3, 4, 5, 6, 8, 12):
+        cover, zero = [], []
+        for rep in range(reps):
+            judgments, truth, tuples, _ = simulate(n_items, r, 1, 0.0, 7919 * rep + 1)
+            goal = expected_counting(truth, tuples)
+            plain = scoring.fit("counting", judgments)
+            boot = bootstrap_intervals(
+                judgments, "counting", scores=plain, resamples=1000, seed=rep
+            )
+            cover.append(((boot.low <= goal) & (goal <= boot.high)).mean())
+            zero.append((boot.high - boot.low <= 1e-9).mean())
+        print(f"| {r} | {np.mean(cover):.3f} | {np.mean(zero):.3f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=250)
@@ -189,7 +209,13 @@ def main() -> None:
     parser.add_argument(
         "--shrinkage", action="store_true", help="only the shrinkage table (against alpha 0.01)"
     )
+    parser.add_argument(
+        "--thresholds", action="store_true", help="only the bootstrap's small-sample table"
+    )
     args = parser.parse_args()
+    if args.thresholds:
+        threshold_table(args.items, args.reps)
+        return
     if args.shrinkage:
         shrinkage_table(args.items, args.reps)
         return

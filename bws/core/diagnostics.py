@@ -28,12 +28,13 @@ from bws.core.bootstrap import UNITS, cluster_labels
 from bws.core.judgments import Judgments
 from bws.core.scoring import Scores
 
-# An item's interval is marked approximate below these counts. Measured (120 items,
-# tuples of 4, MaxDiff answers, counting scores, 95% percentile intervals resampling
-# tuples, 30 designs each): the share of items whose interval covers the expected score
-# is 68% at 3 tuples per item, 80% at 4, 87% at 5, 90% at 6, 92% at 8 and 94% at 12;
-# zero-width intervals fall from 22% (3) and 12% (4) to 3% (6) and under 1% (8).
-# From 6 on, an interval covers at least 90% of the time for a stated 95%.
+# An item's interval is marked approximate below these counts. Measured by
+# `python benchmarks/coverage.py --thresholds --items 120 --reps 30` (benchmarks/RESULTS.md,
+# "Where the bootstrap's intervals are approximate": tuples of 4, MaxDiff answers, counting
+# scores, 95% percentile intervals resampling tuples): the share of items whose interval
+# covers the expected score is 0.67 at 3 tuples per item, 0.79 at 4, 0.85 at 5, 0.87 at 6,
+# 0.90 at 8 and 0.93 at 12; zero-width intervals fall from 21% (3) and 11% (4) to 3% (6)
+# and 1.5% (8). Below 6 the stated 95% is far off and zero widths are common.
 MIN_APPEARANCES = 6
 # The same measurement counts clusters: judgments of one cluster move together in every
 # resample, so an item seen 12 times in 3 tuples has 3 independent observations. A
