@@ -99,17 +99,18 @@ def posterior_variance(model, u: np.ndarray, alpha: float) -> np.ndarray:
     return 1.0 / diagonal + (squared @ (1.0 / diagonal)) / diagonal**2
 
 
-def dependence(judgments: Judgments, method: str) -> float:
+def dependence(judgments: Judgments, method: str, *, weak: Scores | None = None) -> float:
     """How much more the method's likelihood counts each judgment than a judgment holds:
     1 for Plackett-Luce (one term per judgment); for Bradley-Terry, whose 2T - 3 pairs
     per judgment are counted as if independent, the ratio of its clustered to its model
     information relative to the same ratio under Plackett-Luce (which removes the part
     that fitting itself explains), at least 1. Diagonal approximations, so it costs one
-    pass over the judgments at any size.
+    pass over the judgments at any size. ``weak`` is the method's fit at WEAK_ALPHA when
+    the caller has it already.
     """
     if method != "bradley_terry":
         return 1.0
-    pairwise = fit(method, judgments, alpha=WEAK_ALPHA).scores
+    pairwise = (weak or fit(method, judgments, alpha=WEAK_ALPHA)).scores
     sequential = fit("plackett_luce", judgments, alpha=WEAK_ALPHA).scores
     return max(
         1.0,
@@ -134,7 +135,7 @@ def _information_ratio(judgments: Judgments, method: str, u: np.ndarray) -> floa
 
 
 def estimate_shrinkage(
-    judgments: Judgments, method: str, *, temper: float = 1.0
+    judgments: Judgments, method: str, *, temper: float = 1.0, weak: Scores | None = None
 ) -> tuple[Shrinkage, Scores, np.ndarray]:
     """The prior variance of the utilities, from the data; with the fit and its posterior
     variances at that prior.
@@ -161,7 +162,10 @@ def estimate_shrinkage(
         )
         return scores, temper * posterior_variance(model, scores.scores, temper * alpha)
 
-    weak, weak_variance = fitted(WEAK_ALPHA / temper, None)
+    if weak is None:  # the fit at WEAK_ALPHA, the same whatever the temper
+        weak, weak_variance = fitted(WEAK_ALPHA / temper, None)
+    else:
+        weak_variance = temper * posterior_variance(model, weak.scores, WEAK_ALPHA)
     moments = max(MIN_PRIOR_VARIANCE, float(np.var(weak.scores) - np.mean(weak_variance)))
     # The fixed point of tau2 = mean(u_i**2 + v_i), by secant steps on its residual (a
     # plain iteration of it converges slowly: 15 refits where the secant takes 4 or 5).
@@ -200,8 +204,10 @@ def model_intervals(
 ) -> tuple[Scores, Intervals]:
     """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce)."""
     _check_level(level)
+    # One weak fit serves both the dependence and the prior's starting point.
+    weak = fit(method, judgments, alpha=WEAK_ALPHA)
     shrinkage, scores, variance = estimate_shrinkage(
-        judgments, method, temper=dependence(judgments, method)
+        judgments, method, temper=dependence(judgments, method, weak=weak), weak=weak
     )
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     std = np.sqrt(variance)
