@@ -216,6 +216,8 @@ def form_float(text: str, what: str) -> float:
     """A number field's text as a float (inf passes: validate refuses non-finite numbers)."""
     if len(text) <= 400 and DECIMAL.fullmatch(text):
         return float(text)
+    if not text:
+        raise ValueError(f"{what} is empty: fill in a number")
     raise ValueError(f"{what}: {_quoted(text)} is not a number (write it with the digits 0-9)")
 
 

@@ -21,6 +21,16 @@ from .base import (
 )
 
 BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
+# What a message calls each field: the column headings of the exact-edit table.
+FIELD_NAMES = {
+    "cx": "x",
+    "cy": "y",
+    "cz": "z",
+    "l": "length",
+    "w": "width",
+    "h": "height",
+    "yaw": "yaw",
+}
 
 
 class BoxOptions(SchemeEntry):
@@ -74,8 +84,12 @@ class Boxes(SchemeType):
         return [
             {
                 "label": row["label"] or None,
-                "center": [form_float(row[k], f"box {n + 1} {k}") for k in ("cx", "cy", "cz")],
-                "size": [form_float(row[k], f"box {n + 1} {k}") for k in ("l", "w", "h")],
+                "center": [
+                    form_float(row[k], f"box {n + 1} {FIELD_NAMES[k]}") for k in ("cx", "cy", "cz")
+                ],
+                "size": [
+                    form_float(row[k], f"box {n + 1} {FIELD_NAMES[k]}") for k in ("l", "w", "h")
+                ],
                 "yaw": form_float(row["yaw"] or "0", f"box {n + 1} yaw"),
             }
             for n, row in enumerate(rows)

@@ -85,8 +85,7 @@ def test_a_cell_that_is_not_a_number_keeps_every_typed_value(client, forms):
 
     # the message, next to the boxes scheme and in the summary on top
     message = re.search(r'<p class="field-error" id="boxes-error">([^<]*)</p>', html)
-    assert message and message.group(1).startswith("box 2 w: ")
-    assert "is not a number" in message.group(1)
+    assert message and message.group(1) == "box 2 width is empty: fill in a number"
     assert 'class="card scheme scheme-spatial_annotation has-error"' in html
     assert 'role="alert"' in html
 
@@ -202,3 +201,13 @@ def test_a_first_visit_draws_stored_boxes_as_numbers(client, forms):
     assert [value_of(t) for t in cells(again, "boxes__cx")] == ["1.5", ""]
     assert [value_of(t) for t in cells(again, "boxes__yaw")] == ["0.0", ""]
     assert "aria-invalid" not in again
+
+
+def test_a_number_cell_says_whether_it_is_empty_or_not_a_number():
+    from projects.schemes.base import form_float
+
+    assert form_float("-1.25", "box 1 x") == -1.25
+    with pytest.raises(ValueError, match=r"^box 3 width is empty: fill in a number$"):
+        form_float("", "box 3 width")
+    with pytest.raises(ValueError, match=r"^box 3 width: '1,5' is not a number"):
+        form_float("1,5", "box 3 width")
