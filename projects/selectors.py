@@ -263,13 +263,28 @@ def my_progress(project: Project, user) -> Progress:
 
 
 def my_completed_units(project: Project, user) -> QuerySet[Assignment]:
+    """This annotator's answered units, the latest first (answers stored at the same time,
+    as an import stores them, in the reverse of the order they were stored)."""
     return (
         Assignment.objects.filter(
             project=project, annotator=user, status=Assignment.Status.COMPLETED
         )
         .select_related("unit")
-        .order_by("-completed_at")
+        .order_by("-completed_at", "-pk")
     )
+
+
+def previous_answer(project: Project, user, unit: Unit) -> Assignment | None:
+    """The answer this annotator gave just before the one on ``unit``, in the order they
+    answered; for a unit not answered yet, their latest answer; None before the first."""
+    completed = my_completed_units(project, user)
+    current = completed.filter(unit=unit).first()
+    if current is None:
+        return completed.first()
+    earlier = Q(completed_at__lt=current.completed_at) | Q(
+        completed_at=current.completed_at, pk__lt=current.pk
+    )
+    return completed.filter(earlier).first()
 
 
 def model_judges(project: Project) -> set[str]:

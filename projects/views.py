@@ -324,7 +324,7 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
     views = _scheme_views(project, payload, answers, posted)
     blocks = _scheme_blocks(views, payload)
     completed = selectors.my_completed_units(project, request.user)
-    previous = completed.exclude(unit=unit).first()
+    previous = selectors.previous_answer(project, request.user, unit)
     return render(
         request,
         "projects/annotate.html",
