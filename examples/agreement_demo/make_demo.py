@@ -6,6 +6,12 @@ annotator sees a hidden truth through plausible noise: boxes jittered, some obje
 or invented, labels flipped, segment boundaries shifted; the judge disagrees more with
 people on the assistant's steps than people disagree among themselves.
 
+Each clip names two media files beside the config (media/clip_NN.wav, the cabin audio, and
+media/clip_NN.bin or .pcd, the lidar sweep). They are not in the repository:
+examples/demo_media.py makes them from the same hidden truth (``build()`` below), and
+``manage.py load_demo`` runs it. The clips have no video: Debian's ffmpeg is not on a fresh
+machine, so the demo carries audio and point clouds only.
+
     python examples/agreement_demo/make_demo.py
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +30,7 @@ PEOPLE = ("anna", "ben", "carla")
 JUDGE = "judge-gpt"
 SCENES = ("urban", "highway", "rural")
 BOX_SIZES = {"car": (4.5, 1.8, 1.5), "truck": (8.0, 2.5, 3.2), "pedestrian": (0.6, 0.6, 1.7)}
+LANES = (-5.25, -1.75, 1.75, 5.25)  # lane centres, metres left of the ego car
 EVENTS = ("braking", "lane_change", "stop")
 STEP_LABELS = ("correct", "incorrect", "unclear")
 ACTIONS = [
@@ -37,28 +45,60 @@ ACTIONS = [
 ]
 
 
-def main() -> None:
+# Media files, relative to the config's folder (examples/demo_media.py writes them there).
+MEDIA_DIR = "media"
+# Most sweeps are KITTI .bin files; these clips are PCD files, so both readers are used.
+PCD_CLIPS = {7: "ascii", 14: "binary"}
+# The answers' times: each person works through the clips one by one from a session start
+# (load_demo moves every time by one offset so the newest answer is from the moment it runs).
+SESSIONS = {
+    "anna": datetime(2026, 3, 2, 9, 0, tzinfo=UTC),
+    "ben": datetime(2026, 3, 2, 13, 30, tzinfo=UTC),
+    "carla": datetime(2026, 3, 3, 10, 15, tzinfo=UTC),
+    JUDGE: datetime(2026, 3, 3, 16, 0, tzinfo=UTC),
+}
+MINUTES_PER_CLIP = {"anna": 6, "ben": 5, "carla": 7, JUDGE: 0.25}
+
+
+def media_names(n: int) -> dict[str, str]:
+    """The clip's audio and point cloud, as the item names them."""
+    cloud = ".pcd" if n in PCD_CLIPS else ".bin"
+    return {
+        "media_url": f"{MEDIA_DIR}/clip_{n:02d}.wav",
+        "pointcloud": f"{MEDIA_DIR}/clip_{n:02d}{cloud}",
+    }
+
+
+def build() -> tuple[list[dict], list[dict], list[dict]]:
+    """The clips (items), the answer records and each clip's hidden truth, in clip order."""
     rng = np.random.default_rng(6)
-    clips, records = [], []
+    clips, records, truths = [], [], []
     for n in range(1, N_CLIPS + 1):
         clip_id = f"clip_{n:02d}"
         truth = _truth(rng, n)
+        truths.append(truth)
         clips.append(
             {
                 "id": clip_id,
                 "text": f"Dashcam clip {n}: {truth['scene']} drive, "
                 f"{len(truth['objects'])} road users around the car.",
-                "media_url": f"/static/demo/{clip_id}.mp4",
+                **media_names(n),
                 "steps": truth["steps"],
             }
         )
         for person in PEOPLE:
-            records.append(_record(clip_id, person, _person_answers(rng, truth, person, n)))
+            answers = _person_answers(rng, truth, person, n)
+            records.append(_record(clip_id, person, answers, n))
         judged = {
             str(i): _flip(rng, label, STEP_LABELS, 0.3)
             for i, label in enumerate(truth["step_labels"])
         }
-        records.append(_record(clip_id, JUDGE, {"assistant_steps": judged}))
+        records.append(_record(clip_id, JUDGE, {"assistant_steps": judged}, n))
+    return clips, records, truths
+
+
+def main() -> None:
+    clips, records, _ = build()
     _write(HERE / "data" / "items.jsonl", clips)
     _write(HERE / "annotations.jsonl", records)
     print(f"wrote {len(clips)} clips and {len(records)} answer records")
@@ -70,40 +110,56 @@ def _truth(rng: np.random.Generator, n: int) -> dict:
     for _ in range(int(rng.integers(2, 6))):
         label = str(rng.choice(["car", "car", "truck", "pedestrian"]))
         length, width, height = BOX_SIZES[label]
+        while True:  # a free spot: no two road users overlap, none on the ego car
+            if label == "pedestrian":  # on a pavement
+                x, y = rng.uniform(-30, 30), rng.choice([-1, 1]) * rng.uniform(8.5, 14)
+                yaw = rng.uniform(-math.pi, math.pi)
+            else:  # in one of four lanes 3.5 m wide, driving along the road
+                x, y = rng.uniform(-30, 30), rng.choice(LANES) + rng.normal(0, 0.3)
+                yaw = rng.choice([0.0, math.pi]) + rng.normal(0, 0.1)
+            reach = math.hypot(length, width) / 2
+            if math.hypot(x, y) > reach + 3 and all(
+                math.hypot(x - o["center"][0], y - o["center"][1])
+                > reach + math.hypot(*o["size"][:2]) / 2 + 0.5
+                for o in objects
+            ):
+                break
         objects.append(
             {
                 "label": label,
-                "center": [float(rng.uniform(-30, 30)), float(rng.uniform(-15, 15)), height / 2],
+                "center": [float(x), float(y), height / 2],
                 "size": [length, width, height],
-                "yaw": float(rng.uniform(-math.pi, math.pi)),
+                "yaw": float(math.remainder(yaw, 2 * math.pi)),
             }
         )
-    duration = float(rng.uniform(30, 60))
+    # 10 to 16 s: the cabin audio of a clip is a small file (16 kHz, 16 bits, mono).
+    duration = float(rng.uniform(10, 16))
     events = []
-    for start in np.sort(rng.uniform(0, duration - 6, int(rng.integers(2, 5)))):
+    for start in np.sort(rng.uniform(0, duration - 4, int(rng.integers(2, 5)))):
         events.append(
             {
                 "start": float(start),
-                "end": float(start + rng.uniform(2, 6)),
+                "end": float(start + rng.uniform(1.5, 4)),
                 "label": str(rng.choice(EVENTS)),
             }
         )
     audio = []
     for tier in ("driver", "passenger"):
-        for start in np.sort(rng.uniform(0, duration - 5, int(rng.integers(1, 4)))):
+        # One voice says one thing at a time: a tier's segments follow each other.
+        moment = float(rng.uniform(0.3, 2.5))
+        for _ in range(int(rng.integers(1, 4))):
             label = "laughter" if rng.random() < 0.25 else "speech"
-            audio.append(
-                {
-                    "start": float(start),
-                    "end": float(start + rng.uniform(1, 5)),
-                    "label": label,
-                    "tier": tier,
-                }
-            )
+            end = moment + float(rng.uniform(1, 3.5))
+            if end > duration - 0.3:
+                break
+            audio.append({"start": moment, "end": end, "label": label, "tier": tier})
+            moment = end + float(rng.uniform(0.6, 3))
     picks = rng.choice(len(ACTIONS), int(rng.integers(4, 7)), replace=False)
     steps = [{"action": ACTIONS[i][0], "observation": ACTIONS[i][1]} for i in picks]
     step_labels = [str(rng.choice(STEP_LABELS, p=[0.65, 0.25, 0.10])) for _ in steps]
     return {
+        "number": n,
+        "duration": duration,
         "scene": scene,
         "difficulty": int(rng.integers(1, 6)),
         "objects": objects,
@@ -190,12 +246,13 @@ def _round(values) -> list[float]:
     return [round(float(v), 3) for v in values]
 
 
-def _record(clip_id: str, annotator: str, annotations: dict) -> dict:
+def _record(clip_id: str, annotator: str, annotations: dict, n: int) -> dict:
+    moment = SESSIONS[annotator] + timedelta(minutes=MINUTES_PER_CLIP[annotator] * (n - 1))
     return {
         "id": clip_id,
         "annotations": annotations,
         "annotator": annotator,
-        "timestamp": "2026-03-02T10:00:00Z",
+        "timestamp": moment.isoformat().replace("+00:00", "Z"),
     }
 
 

@@ -1,9 +1,12 @@
+import importlib.util
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
 from agreement.services import compute_report
 from projects.annotation_files import import_records, read_import_file
@@ -32,6 +35,8 @@ AGREEMENT_DEMO = (
     "examples/agreement_demo/annotations.jsonl",
 )
 DEMO_JUDGE = "judge-gpt"
+# Writes the agreement demo's audio and point clouds beside its config (not in the repository).
+DEMO_MEDIA = "examples/demo_media.py"
 
 
 SIMULATED_RATERS = ["rater1", "rater2", "rater3"]
@@ -81,6 +86,35 @@ def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
     return count
 
 
+def write_demo_media(root: Path):
+    """The agreement demo's audio and point clouds under root (examples/demo_media.py: the
+    same bytes every time; files already right are left alone)."""
+    path = Path(settings.BASE_DIR) / DEMO_MEDIA
+    spec = importlib.util.spec_from_file_location("demo_media", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_demo_media(root)
+
+
+def recent(records, now: datetime):
+    """The records with every timestamp moved by one offset so that the newest is ``now``:
+    the demo's answers read as given over the last days, whenever the demo is loaded."""
+    stamps = [_parse(r.timestamp) for r in records if r.timestamp]
+    if not stamps:
+        return records
+    shift = now.replace(microsecond=0) - max(stamps)
+    for record in records:
+        if record.timestamp:
+            moved = _parse(record.timestamp) + shift
+            record.timestamp = moved.isoformat().replace("+00:00", "Z")
+    return records
+
+
+def _parse(stamp: str) -> datetime:
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 class Command(BaseCommand):
     help = "Create the demo lab, its users and projects (safe to run again)."
 
@@ -126,12 +160,17 @@ class Command(BaseCommand):
         if Project.objects.filter(slug=slug).exists():
             return
         base = Path(settings.BASE_DIR)
+        media = write_demo_media((base / config).parent)
+        self.stdout.write(
+            f"demo media: {len(media.written)} files written, {len(media.unchanged)} already there"
+        )
         project = import_project(config_path=base / config, lab=lab, owner=owner, slug=slug).project
         add_project_members(
             project=project, usernames=["anna", "ben"], role=Membership.Role.ANNOTATOR
         )
         # Creates the other annotators' accounts (carla, the judge) inactive.
-        summary = import_records(project=project, records=read_import_file(base / answers))
+        records = recent(read_import_file(base / answers), timezone.now())
+        summary = import_records(project=project, records=records)
         judge = get_user_model().objects.get(username=DEMO_JUDGE)
         mark_model_judge(user=judge, model_name="demo judge")
         compute_report(project=project)
