@@ -25,6 +25,7 @@ import argparse
 import importlib.util
 import io
 import math
+import os
 import wave
 from pathlib import Path
 from typing import NamedTuple
@@ -490,7 +491,7 @@ def write_demo_media(root: Path | str = DEMO) -> Written:
             result.unchanged.append(path)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".part")
+        partial = path.with_name(f".{path.name}.{os.getpid()}.part")  # one per process
         partial.write_bytes(content)
         partial.replace(path)
         result.written.append(path)
