@@ -23,6 +23,8 @@ $(LOCAL_KEY):
 	mkdir -p var
 	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
 
+# load_demo also makes the agreement demo's media offline (examples/demo_media.py: audio and
+# point clouds; no video, since a fresh machine has no ffmpeg).
 demo: $(STAMP) $(LOCAL_KEY)
 	$(LOCAL_ENV) $(BIN)/python manage.py migrate --noinput
 	$(LOCAL_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -41,4 +43,4 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) var staticfiles db.sqlite3 *.egg-info
+	rm -rf $(VENV) var staticfiles db.sqlite3 *.egg-info examples/agreement_demo/media
