@@ -2,11 +2,15 @@ from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.permissions import IsAuthenticated
 
-from projects.auth_views import ThrottledPasswordResetView
+from projects.auth_views import LogoutWithMessageView, ThrottledPasswordResetView
+from projects.invite_views import InviteAcceptView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,6 +18,19 @@ urlpatterns = [
         "accounts/password_reset/",
         ThrottledPasswordResetView.as_view(),
         name="password_reset",
+    ),
+    path("accounts/logout/", LogoutWithMessageView.as_view(), name="logout"),
+    # Browsers ask for /favicon.ico whatever the page links to.
+    path(
+        "favicon.ico",
+        RedirectView.as_view(url=lazy(static, str)("annolab/favicon.svg"), permanent=True),
+        name="favicon",
+    ),
+    # An invite's set-password page (projects/invite_views.py).
+    path(
+        "accounts/invite/<uidb64>/<token>/",
+        InviteAcceptView.as_view(),
+        name="invite-accept",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
     # The schema and its docs page are for people who are logged in.

@@ -126,6 +126,10 @@ class AddMembersForm(forms.Form):
     role = forms.ChoiceField(
         choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR, required=False
     )
+    create_missing = forms.BooleanField(
+        required=False,
+        label="Create accounts for names nobody has yet and show their invite links",
+    )
 
     def clean_role(self):
         return self.cleaned_data.get("role") or Membership.Role.ANNOTATOR

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import invite_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -8,6 +8,11 @@ urlpatterns = [
     path("projects/example-config.yaml", views.example_config, name="example-config"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/members/", views.project_members, name="project-members"),
+    path(
+        "projects/<slug:slug>/members/invite/",
+        invite_views.project_invite,
+        name="project-invite",
+    ),
     path("projects/<slug:slug>/export/", views.project_export, name="project-export"),
     path("projects/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("projects/<slug:slug>/annotate/<int:unit_id>/", views.annotate_unit, name="annotate-unit"),

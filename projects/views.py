@@ -20,6 +20,8 @@ from .answer_forms import answers_from_post, time_taken_from_post
 from .answers import SubmitRefused, submit_answers
 from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
+from .invite_views import InviteForm, invitable_member_ids, pop_invite_links, remember_invites
+from .invites import create_missing_accounts
 from .models import Assignment, Item, Lab, Membership, Unit
 from .queue import next_unit
 from .schemes import scheme_type
@@ -83,6 +85,10 @@ def project_detail(request, slug):
             "tuples": tuples,
             "member_form": AddMembersForm(),
             "member_results": _pop_member_results(request, project),
+            # the invite form as posted when project_invite refused it, else a blank one
+            "invite_form": getattr(request, "invite_form", None) or InviteForm(),
+            "invite_links": pop_invite_links(request, project),
+            "invitable": invitable_member_ids(overview.members),
         },
     )
 
@@ -116,6 +122,8 @@ def _member_results(entries, changes) -> list[dict]:
             label = {"unknown": "unknown account", "invalid": "invalid entry"}
             outcome = label.get(entry.outcome, "skipped")
             text = f"not added: {entry.detail}"
+        elif entry.outcome == "created":
+            outcome, text = "account created", f"added as {change.role}; invite link below"
         elif change.previous_role is None:
             outcome, text = "added", f"added as {change.role}"
         elif change.previous_role == change.role:
@@ -151,6 +159,8 @@ def project_members(request, slug):
     form = AddMembersForm(request.POST)
     if form.is_valid():
         entries, role = form.cleaned_data["usernames"], form.cleaned_data["role"]
+        if form.cleaned_data["create_missing"]:
+            remember_invites(request, project, create_missing_accounts(entries))
         known = [e.user.username for e in entries if e.user is not None]
         changes = services.add_project_members(project=project, usernames=known, role=role)
         request.session[_MEMBER_RESULTS] = {
@@ -160,6 +170,8 @@ def project_members(request, slug):
         added = sum(1 for c in changes if c.previous_role is None)
         members, skipped = len(changes) - added, len(entries) - len(changes)
         parts = [f"{added} added as {role}"] if added else []
+        if created := sum(1 for e in entries if e.outcome == "created"):
+            parts.append(f"{created} new account{'s' if created > 1 else ''} (invite links below)")
         if members:
             parts.append(f"{members} already {'a member' if members == 1 else 'members'}")
         if skipped:

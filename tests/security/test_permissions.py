@@ -42,6 +42,8 @@ example-config                          302    200    200    200    200    200  
 project-detail                          302    404    200    404    404    404    200    200
 project-members                         302    405    405    405    405    405    405    405
 POST project-members                    302    404    404    404    404    404    400    400
+project-invite                          302    405    405    405    405    405    405    405
+POST project-invite                     302    404    404    404    404    404    400    400
 project-export                          302    404    404    404    404    404    200    200
 annotate                                302    404    200    404    404    404    200    200
 annotate-unit                           302    404    200    404    404    404    404    404
@@ -64,6 +66,9 @@ password_reset                          200    200    200    200    200    200  
 password_reset_done                     200    200    200    200    200    200    200    200
 password_reset_confirm                  200    200    200    200    200    200    200    200
 password_reset_complete                 200    200    200    200    200    200    200    200
+# a made-up invite link: refused, whoever opens it
+invite-accept                           400    400    400    400    400    400    400    400
+favicon                                 301    301    301    301    301    301    301    301
 api-schema                              401    200    200    200    200    200    200    200
 api-docs                                302    200    200    200    200    200    200    200
 api-token                               405    405    405    405    405    405    405    405
@@ -87,6 +92,7 @@ api-score-run                           401    404    404    404    404    404  
 # the open project: a radio scheme, so api-scores answers its managers 400 (no BWS scheme)
 open:project-detail                     302    200    200    200    200    200    200    200
 POST open:project-members               302    404    404    404    404    404    400    400
+POST open:project-invite                302    404    404    404    404    404    400    400
 open:project-export                     302    404    404    404    404    404    200    200
 open:annotate                           302    200    200    200    200    200    200    200
 open:agreement-iaa                      302    404    404    404    404    404    200    200
