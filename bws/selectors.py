@@ -98,8 +98,18 @@ def run_diagnostics(run: ScoreRun | None) -> StoredDiagnostics:
     return StoredDiagnostics(run.diagnostics if run is not None else None)
 
 
-def recent_runs(project: Project, scheme: str, limit: int = 8) -> QuerySet[ScoreRun]:
-    """The scheme's newest runs, for a list: without their large JSON fields."""
-    return ScoreRun.objects.filter(project=project, scheme=scheme).defer(
-        "diagnostics", "convergence", "stats_text"
-    )[:limit]
+def recent_runs(project: Project, scheme: str | None = None, limit: int = 8) -> QuerySet[ScoreRun]:
+    """The newest runs of the scheme (of every scheme without one), for a list: without
+    their large JSON fields."""
+    runs = ScoreRun.objects.filter(project=project)
+    if scheme is not None:
+        runs = runs.filter(scheme=scheme)
+    return runs.defer("diagnostics", "convergence", "stats_text")[:limit]
+
+
+def answers_since(run: ScoreRun) -> int:
+    """Answers to the run's scheme stored (new or changed) after the newest one it read."""
+    answers = Annotation.objects.filter(project=run.project_id, scheme=run.scheme)
+    if run.data_changed_at is not None:
+        answers = answers.filter(updated_at__gt=run.data_changed_at)
+    return answers.count()

@@ -62,7 +62,8 @@ def dashboard(request, slug):
         "pending": pending,
         "failed": failed,
         "progress": project_selectors.Progress(done=annotated, total=total_tuples),
-        "recent_runs": selectors.recent_runs(project, scheme),
+        "recent_runs": selectors.recent_runs(project),
+        "answers_since": selectors.answers_since(run) if run else 0,
         "run_method_name": METHOD_NAMES.get(run.method, run.method) if run else "",
         "reliability_width": round(
             300 * min(max((run.reliability or {}).get("mean") or 0, 0), 1) if run else 0, 1

@@ -69,7 +69,7 @@ def test_rescore_queues_a_run_with_the_chosen_method(manager_client, scored, mon
     assert sent == [(run.pk,)]
     html = manager_client.get(response.url).content.decode()
     assert "is queued" in html and 'http-equiv="refresh"' in html
-    assert "No plackett_luce scores yet" in html
+    assert "No Plackett-Luce scores yet" in html
 
 
 def test_downloads_give_the_score_table(manager_client):
