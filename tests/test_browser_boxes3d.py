@@ -37,13 +37,18 @@ annotation_schemes:
 
 
 def sweep() -> np.ndarray:
-    """A flat ground grid at GROUND and the objects' boxes filled with points, (n, 4) float32."""
+    """Ground points strewn over a flat road at GROUND and the objects' boxes filled with
+    points, (n, 4) float32 x, y, z, intensity."""
     rng = np.random.default_rng(3)
-    gx, gy = np.meshgrid(np.arange(-5, 40, 0.2), np.arange(-15, 15, 0.2))
-    n = gx.size
+    n = 12000
     parts = [
         np.column_stack(
-            [gx.ravel(), gy.ravel(), GROUND + rng.normal(0, 0.02, n), rng.uniform(0.05, 0.2, n)]
+            [
+                rng.uniform(-5, 40, n),
+                rng.uniform(-15, 15, n),
+                GROUND + rng.normal(0, 0.02, n),
+                rng.uniform(0.05, 0.2, n),
+            ]
         )
     ]
     for _, cx, cy, length, width, height, yaw in OBJECTS:
@@ -131,6 +136,32 @@ class BirdsEye:
         mouse.up()
 
 
+class SideView:
+    """The side view of the selected box: metres along its heading from its centre, and
+    height, <-> pixels."""
+
+    def __init__(self, page):
+        canvas = page.locator(".boxes3d-side")
+        box = canvas.bounding_box()
+        self.page, self.left, self.top = page, box["x"], box["y"]
+        self.width, self.height = box["width"], box["height"]
+        self.mpp = float(canvas.get_attribute("data-metres-per-pixel"))
+        self.cz = float(canvas.get_attribute("data-centre-z"))
+
+    def pixel(self, u, z):
+        return (
+            self.left + self.width / 2 + u / self.mpp,
+            self.top + self.height / 2 - (z - self.cz) / self.mpp,
+        )
+
+    def drag(self, start, end):
+        mouse = self.page.mouse
+        mouse.move(*self.pixel(*start))
+        mouse.down()
+        mouse.move(*self.pixel(*end), steps=10)
+        mouse.up()
+
+
 def row_values(page, n=0):
     row = page.locator('table[data-rows="objects"] tr.data-row').nth(n)
     values = {}
@@ -204,6 +235,13 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
         "yaw": yaw,
     }
     assert_near(row_values(page), stretched)
+
+    # in the side view, pull its top up 0.3 m: the base stays on the ground
+    side = SideView(page)
+    top = base + 1.8
+    side.drag((0.0, top), (0.0, top + 0.3))
+    assert_near(row_values(page), {**stretched, "h": 2.1})
+    assert abs(row_values(page)["cz"] - 1.05 - base) <= 0.05
     page.screenshot(path=ARTIFACTS / "boxes3d-selected.png", full_page=True)
 
     # the table is the exact-edit panel: a typed number moves the box in the views
@@ -217,12 +255,12 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
     answer = Annotation.objects.get(annotator=user, scheme="objects")
     (stored,) = answer.value
     assert stored["label"] == "car"
-    expected_center = [stretched["cx"], 3.5, base + 0.9]
+    expected_center = [stretched["cx"], 3.5, base + 1.05]
     assert all(
         abs(a - b) <= TOLERANCE for a, b in zip(stored["center"], expected_center, strict=True)
     ), stored
     assert all(
-        abs(a - b) <= TOLERANCE for a, b in zip(stored["size"], [5.0, 2.0, 1.8], strict=True)
+        abs(a - b) <= TOLERANCE for a, b in zip(stored["size"], [5.0, 2.0, 2.1], strict=True)
     ), stored
     assert abs(stored["yaw"] - yaw) <= TOLERANCE, stored
 
@@ -244,6 +282,13 @@ def test_deleting_in_the_view_removes_the_row(webgl_page, live_server, lidar_pro
     bev = BirdsEye(page)
     bev.drag((26.0, -3.0), (22.0, -7.0))  # the truck
     page.keyboard.press("3")
+    # turn it by its round handle, 30 px in front of it, to 30 degrees left
+    ahead = 2.0 + 30 * bev.mpp
+    turned = math.radians(30)
+    bev.drag(
+        (24.0 + ahead, -5.0), (24.0 + ahead * math.cos(turned), -5.0 + ahead * math.sin(turned))
+    )
+    assert_near(row_values(page), {"cx": 24.0, "cy": -5.0, "l": 4.0, "w": 4.0, "yaw": turned})
     bev.drag((8.5, -2.5), (7.5, -3.5))  # the pedestrian: a second row
     rows = page.locator('table[data-rows="objects"] tr.data-row')
     assert rows.count() == 2
@@ -251,7 +296,7 @@ def test_deleting_in_the_view_removes_the_row(webgl_page, live_server, lidar_pro
     assert_near(row_values(page, 1), {"cx": 8.0, "cy": -3.0, "l": 1.0, "w": 1.0})
     page.keyboard.press("Delete")
     assert rows.count() == 1
-    assert_near(row_values(page, 0), {"cx": 24.0, "cy": -5.0, "l": 4.0, "w": 4.0})
+    assert_near(row_values(page, 0), {"cx": 24.0, "cy": -5.0, "l": 4.0, "w": 4.0, "yaw": turned})
     page.keyboard.press("Escape")
     page.locator('[name="objects__label"]').first.select_option("truck")
     with page.expect_navigation():

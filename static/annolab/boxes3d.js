@@ -94,6 +94,9 @@ class BoxViewer {
     this.bev = this.bevPane.querySelector(".boxes3d-overlay");
     this.perspGl = this.perspPane.querySelector(".boxes3d-gl");
     this.perspLabels = this.perspPane.querySelector(".boxes3d-overlay");
+    this.sidePane = root.querySelector(".boxes3d-side-pane");
+    this.sideGl = this.sidePane.querySelector(".boxes3d-gl");
+    this.side = this.sidePane.querySelector(".boxes3d-overlay");
     this.labelSelect = root.querySelector(".boxes3d-label");
     this.colourSelect = root.querySelector(".boxes3d-colour");
     this.deleteButton = root.querySelector(".boxes3d-delete");
@@ -151,7 +154,8 @@ class BoxViewer {
     const options = { antialias: true, powerPreference: "low-power" };
     this.bevRenderer = new THREE.WebGLRenderer({ canvas: this.bevGl, ...options });
     this.perspRenderer = new THREE.WebGLRenderer({ canvas: this.perspGl, ...options });
-    for (const r of [this.bevRenderer, this.perspRenderer]) {
+    this.sideRenderer = new THREE.WebGLRenderer({ canvas: this.sideGl, ...options });
+    for (const r of [this.bevRenderer, this.perspRenderer, this.sideRenderer]) {
       r.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
       r.setClearColor(BACKGROUND, 1);
     }
@@ -162,6 +166,9 @@ class BoxViewer {
     this.perspCamera = new THREE.PerspectiveCamera(50, 1, 0.1, 2000);
     this.perspCamera.up.set(0, 0, 1);
     this.perspCamera.layers.enable(PERSP_LAYER);
+    this.sideCamera = new THREE.OrthographicCamera(-1, 1, 1, -1, 0.1, 1000);
+    this.sideCamera.up.set(0, 0, 1);
+    this.sideCamera.layers.enable(BEV_LAYER);
     this.controls = new OrbitControls(this.perspCamera, this.perspGl);
     this.controls.screenSpacePanning = false; // pan along the ground
     this.controls.maxPolarAngle = Math.PI * 0.495;
@@ -236,6 +243,8 @@ class BoxViewer {
       this.root.dataset.state = "error";
       this.message.textContent =
         "Could not load the point cloud (" + err.message + "). You can still type the boxes into the table.";
+      this.frameBoxes();
+      this.makeGrid();
       this.fitView();
       this.requestRender();
       return;
@@ -291,9 +300,13 @@ class BoxViewer {
       positions[3 * i + 1] = P[4 * i + 1];
       positions[3 * i + 2] = P[4 * i + 2];
       ramp(HEIGHT_RAMP, (P[4 * i + 2] - z0) / (z1 - z0), c);
-      this.heightColours.set([c.r, c.g, c.b], 3 * i);
+      this.heightColours[3 * i] = c.r;
+      this.heightColours[3 * i + 1] = c.g;
+      this.heightColours[3 * i + 2] = c.b;
       ramp(INTENSITY_RAMP, Math.sqrt(Math.max(0, P[4 * i + 3]) / i1), c);
-      this.intensityColours.set([c.r, c.g, c.b], 3 * i);
+      this.intensityColours[3 * i] = c.r;
+      this.intensityColours[3 * i + 1] = c.g;
+      this.intensityColours[3 * i + 2] = c.b;
     }
     this.pointsGeometry.setAttribute("position", new THREE.BufferAttribute(positions, 3));
     this.colourBy(this.colourSelect ? this.colourSelect.value : "height");
@@ -301,6 +314,20 @@ class BoxViewer {
     this.fitView();
     this.resetPerspective();
     this.sync(); // boxes already in the table are drawn over the cloud now that it is known
+  }
+
+  // Without a cloud the views frame the boxes already in the table (or 40 m around the origin).
+  frameBoxes() {
+    const drawn = this.boxes.filter((b) => b.valid);
+    if (!drawn.length) return;
+    const r = Math.max(...drawn.map((b) => Math.hypot(b.l, b.w) / 2)) + 5;
+    this.bounds = {
+      x0: Math.min(...drawn.map((b) => b.cx)) - r,
+      x1: Math.max(...drawn.map((b) => b.cx)) + r,
+      y0: Math.min(...drawn.map((b) => b.cy)) - r,
+      y1: Math.max(...drawn.map((b) => b.cy)) + r,
+    };
+    this.ground = Math.min(...drawn.map((b) => b.cz - b.h / 2));
   }
 
   colourBy(kind) {
@@ -377,6 +404,7 @@ class BoxViewer {
     for (const [renderer, canvas, overlay] of [
       [this.bevRenderer, this.bevGl, this.bev],
       [this.perspRenderer, this.perspGl, this.perspLabels],
+      [this.sideRenderer, this.sideGl, this.side],
     ]) {
       const w = canvas.clientWidth, h = canvas.clientHeight;
       if (!w || !h) continue;
@@ -397,7 +425,9 @@ class BoxViewer {
     this.requestRender();
   }
 
-  requestRender() {
+  // gl false: only the 2D overlays changed (hover, a footprint being drawn), not the scene.
+  requestRender(gl = true) {
+    if (gl) this.glDirty = true;
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
@@ -406,11 +436,168 @@ class BoxViewer {
   }
 
   render() {
-    if (this.bevGl.clientWidth) this.bevRenderer.render(this.scene, this.bevCamera);
-    if (this.perspGl.clientWidth) this.perspRenderer.render(this.scene, this.perspCamera);
+    if (this.glDirty) {
+      this.glDirty = false;
+      if (this.bevGl.clientWidth) this.bevRenderer.render(this.scene, this.bevCamera);
+      if (this.perspGl.clientWidth) this.perspRenderer.render(this.scene, this.perspCamera);
+      this.renderSide();
+    }
     this.drawBevOverlay();
     this.drawPerspLabels();
+    this.drawSideOverlay();
     this.root.dataset.frames = String(Number(this.root.dataset.frames || 0) + 1);
+  }
+
+  // ------------------------------------------------------------------ side view
+
+  // The selected box seen from its right-hand side (its front to the right), cut to a slab
+  // as wide as the box so that only its own points show: where its base and top belong.
+  // While a drag in this view lasts, its frame stays where the drag began.
+  sideFrame() {
+    if (this.sideDrag) return this.sideDrag.frame;
+    const b = this.selected();
+    const W = this.side.clientWidth, H = this.side.clientHeight;
+    if (!b || !W || !H) return null;
+    const m = Math.max((b.l + 3) / W, (b.h + 2.4) / H);
+    return { cx: b.cx, cy: b.cy, cz: b.cz, yaw: b.yaw, w: b.w, m, W, H };
+  }
+
+  sidePixel(f, u, z) {
+    return { px: f.W / 2 + u / f.m, py: f.H / 2 - (z - f.cz) / f.m };
+  }
+
+  sidePoint(f, px, py) {
+    return { u: (px - f.W / 2) * f.m, z: f.cz + (f.H / 2 - py) * f.m };
+  }
+
+  renderSide() {
+    if (!this.sideGl.clientWidth) return;
+    const f = this.sideFrame();
+    this.side.dataset.metresPerPixel = f ? String(f.m) : "";
+    this.side.dataset.centreZ = f ? String(f.cz) : "";
+    if (!f) {
+      this.sideRenderer.clear();
+      return;
+    }
+    const D = 100, c = Math.cos(f.yaw), s = Math.sin(f.yaw), cam = this.sideCamera;
+    cam.position.set(f.cx + s * D, f.cy - c * D, f.cz); // on the box's right, looking left
+    cam.lookAt(f.cx, f.cy, f.cz);
+    cam.left = (-f.W / 2) * f.m;
+    cam.right = (f.W / 2) * f.m;
+    cam.top = (f.H / 2) * f.m;
+    cam.bottom = (-f.H / 2) * f.m;
+    cam.near = D - f.w / 2 - 0.3;
+    cam.far = D + f.w / 2 + 0.3;
+    cam.updateProjectionMatrix();
+    this.sideRenderer.render(this.scene, cam);
+  }
+
+  sideHandles(f, b) {
+    // b in the frame: its centre along the heading and its base and top
+    const u = (b.cx - f.cx) * Math.cos(f.yaw) + (b.cy - f.cy) * Math.sin(f.yaw);
+    const base = b.cz - b.h / 2, top = b.cz + b.h / 2, mid = b.cz;
+    return [
+      { kind: "top", ...this.sidePixel(f, u, top) },
+      { kind: "bottom", ...this.sidePixel(f, u, base) },
+      { kind: "front", ...this.sidePixel(f, u + b.l / 2, mid) },
+      { kind: "back", ...this.sidePixel(f, u - b.l / 2, mid) },
+    ];
+  }
+
+  drawSideOverlay() {
+    if (!this.side.clientWidth) return;
+    const ctx = this.overlayContext(this.side);
+    const f = this.sideFrame(), b = this.selected();
+    if (!f || !b) {
+      ctx.fillStyle = "#8c97a8";
+      ctx.textAlign = "center";
+      ctx.fillText("Select a box to see it from the side", this.side.clientWidth / 2, this.side.clientHeight / 2);
+      ctx.textAlign = "left";
+      return;
+    }
+    const hs = this.sideHandles(f, b);
+    for (const hd of hs) {
+      const active = this.sideHover === hd.kind;
+      ctx.fillStyle = active ? SELECTED : "#ffffff";
+      ctx.strokeStyle = "#0f131a";
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.rect(hd.px - 4.5, hd.py - 4.5, 9, 9);
+      ctx.fill();
+      ctx.stroke();
+    }
+    const [top, bottom, front] = hs;
+    this.tag(ctx, `height ${b.h.toFixed(2)} m`, top.px + 10, top.py - 12, SELECTED);
+    this.tag(ctx, `base ${(b.cz - b.h / 2).toFixed(2)} m`, bottom.px + 10, bottom.py + 12, SELECTED);
+    ctx.fillStyle = "#aeb8c8";
+    ctx.fillText("front ▸", Math.min(front.px + 8, this.side.clientWidth - 48), front.py);
+  }
+
+  sideHit(px, py) {
+    const f = this.sideFrame(), b = this.selected();
+    if (!f || !b) return null;
+    let best = null, bestDistance = HANDLE_PX;
+    for (const hd of this.sideHandles(f, b)) {
+      const d = Math.hypot(hd.px - px, hd.py - py);
+      if (d <= bestDistance) [best, bestDistance] = [hd.kind, d];
+    }
+    if (best) return best;
+    const [top, bottom, front, back] = this.sideHandles(f, b);
+    if (px >= back.px && px <= front.px && py >= top.py && py <= bottom.py) return "lift";
+    return null;
+  }
+
+  onSideDown(e) {
+    this.side.focus({ preventScroll: true });
+    if (e.button !== 0) return;
+    const r = this.side.getBoundingClientRect();
+    const px = e.clientX - r.left, py = e.clientY - r.top;
+    const kind = this.sideHit(px, py);
+    if (!kind) return;
+    e.preventDefault();
+    this.side.setPointerCapture(e.pointerId);
+    const frame = this.sideFrame();
+    this.sideDrag = { kind, frame, box: { ...this.selected() }, start: this.sidePoint(frame, px, py) };
+  }
+
+  onSideMove(e) {
+    const r = this.side.getBoundingClientRect();
+    const px = e.clientX - r.left, py = e.clientY - r.top;
+    const d = this.sideDrag;
+    if (!d) {
+      const kind = this.sideHit(px, py);
+      if (kind !== this.sideHover) {
+        this.sideHover = kind;
+        this.requestRender(false);
+      }
+      const cursors = { top: "ns-resize", bottom: "ns-resize", lift: "ns-resize", front: "ew-resize", back: "ew-resize" };
+      this.side.style.cursor = cursors[kind] || "default";
+      return;
+    }
+    const p = this.sidePoint(d.frame, px, py), b = d.box;
+    const base = b.cz - b.h / 2, top = b.cz + b.h / 2;
+    if (d.kind === "top") {
+      const h = Math.max(MIN_SIZE, p.z - base);
+      this.writeRow(b.row, { ...b, h, cz: base + h / 2 });
+    } else if (d.kind === "bottom") {
+      const h = Math.max(MIN_SIZE, top - p.z);
+      this.writeRow(b.row, { ...b, h, cz: top - h / 2 });
+    } else if (d.kind === "lift") {
+      this.writeRow(b.row, { ...b, cz: b.cz + p.z - d.start.z });
+    } else {
+      const sx = d.kind === "front" ? 1 : -1;
+      const fixed = (-sx * b.l) / 2;
+      const l = Math.max(MIN_SIZE, sx * (p.u - fixed));
+      const c = toWorld(b, fixed + (sx * l) / 2, 0);
+      this.writeRow(b.row, { ...b, l, cx: c.x, cy: c.y });
+    }
+  }
+
+  onSideUp(e) {
+    if (this.side.hasPointerCapture(e.pointerId)) this.side.releasePointerCapture(e.pointerId);
+    if (!this.sideDrag) return;
+    this.sideDrag = null;
+    this.requestRender();
   }
 
   // ------------------------------------------------------------------ the table is the form
@@ -845,7 +1032,7 @@ class BoxViewer {
       const hit = this.hitTest(px, py);
       this.hover = hit;
       this.bev.style.cursor = this.cursorFor(hit);
-      this.requestRender();
+      this.requestRender(false);
       return;
     }
     if (!d.moved && Math.hypot(px - d.px, py - d.py) < 3) return;
@@ -856,7 +1043,7 @@ class BoxViewer {
       this.updateBevCamera();
     } else if (d.kind === "draw") {
       d.now = p;
-      this.requestRender();
+      this.requestRender(false);
     } else if (d.kind === "move") {
       this.writeRow(d.box.row, { ...d.box, cx: d.box.cx + p.x - d.start.x, cy: d.box.cy + p.y - d.start.y });
     } else if (d.kind === "rotate") {
@@ -896,20 +1083,27 @@ class BoxViewer {
       const l = Math.abs(d.now.x - d.start.x), w = Math.abs(d.now.y - d.start.y);
       if (d.moved && l >= MIN_DRAW && w >= MIN_DRAW) this.create(d.start, d.now);
       else if (!d.moved) this.select(null);
-      else this.requestRender();
+      else this.requestRender(false);
     }
   }
 
-  // Ground under a footprint: a low percentile of the heights of the points in and around it.
+  // Ground under a footprint: the points under a car are the car, so the ground is read
+  // around it too. The lowest point of each 1 m cell within 2 m of the footprint, and of
+  // those lows a low quartile (cells under the object have high lows, a stray point below
+  // the road makes one cell low).
   groundUnder(x0, x1, y0, y1) {
-    const P = this.points, zs = [], m = 0.5;
+    const P = this.points, m = 2, cell = 1;
+    const ax = x0 - m, ay = y0 - m;
+    const nx = Math.ceil((x1 - x0 + 2 * m) / cell), ny = Math.ceil((y1 - y0 + 2 * m) / cell);
+    const lows = new Float32Array(nx * ny).fill(Infinity);
     for (let i = 0; i < P.length; i += 4) {
-      const x = P[i], y = P[i + 1];
-      if (x >= x0 - m && x <= x1 + m && y >= y0 - m && y <= y1 + m) zs.push(P[i + 2]);
+      const gx = Math.floor((P[i] - ax) / cell), gy = Math.floor((P[i + 1] - ay) / cell);
+      if (gx < 0 || gy < 0 || gx >= nx || gy >= ny) continue;
+      const k = gx * ny + gy;
+      if (P[i + 2] < lows[k]) lows[k] = P[i + 2];
     }
-    if (zs.length < 10) return this.ground;
-    zs.sort((a, b) => a - b);
-    return quantile(zs, 0.05);
+    const found = Array.from(lows).filter(Number.isFinite).sort((a, b) => a - b);
+    return found.length >= 3 ? quantile(found, 0.25) : this.ground;
   }
 
   create(a, c) {
@@ -943,10 +1137,8 @@ class BoxViewer {
     const ray = new THREE.Raycaster();
     ray.layers.set(0);
     ray.setFromCamera(mouse, this.perspCamera);
-    const meshes = Array.from(this.objects.values(), (o) => o.fill);
-    meshes.forEach((m) => (m.visible = true));
-    const hit = ray.intersectObjects(meshes, false)[0];
-    this.updateObjects(); // restores which fills are shown
+    // every box's faces are hit, shown (the selected one) or not
+    const hit = ray.intersectObjects(Array.from(this.objects.values(), (o) => o.fill), false)[0];
     const obj = hit && Array.from(this.objects.values()).find((o) => o.fill === hit.object);
     this.select(obj ? obj.box.row : null);
   }
@@ -1005,6 +1197,7 @@ class BoxViewer {
   listen() {
     new ResizeObserver(() => this.resize()).observe(this.bevPane);
     new ResizeObserver(() => this.resize()).observe(this.perspPane);
+    new ResizeObserver(() => this.resize()).observe(this.sidePane);
     new MutationObserver(() => this.sync()).observe(this.table.tBodies[0], { childList: true });
     this.table.addEventListener("input", () => this.sync());
     this.table.addEventListener("change", () => this.sync());
@@ -1019,7 +1212,7 @@ class BoxViewer {
     this.bev.addEventListener("pointercancel", (e) => this.onPointerUp(e));
     this.bev.addEventListener("pointerleave", () => {
       this.pointer = null;
-      this.requestRender();
+      this.requestRender(false);
     });
     this.bev.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     this.bev.addEventListener("contextmenu", (e) => e.preventDefault());
@@ -1029,6 +1222,11 @@ class BoxViewer {
       this.perspGl.focus({ preventScroll: true });
     });
     this.perspGl.addEventListener("click", (e) => this.onPerspClick(e));
+    this.side.addEventListener("pointerdown", (e) => this.onSideDown(e));
+    this.side.addEventListener("pointermove", (e) => this.onSideMove(e));
+    this.side.addEventListener("pointerup", (e) => this.onSideUp(e));
+    this.side.addEventListener("pointercancel", (e) => this.onSideUp(e));
+    this.side.addEventListener("contextmenu", (e) => e.preventDefault());
 
     this.root.addEventListener("keydown", (e) => {
       if (e.ctrlKey || e.metaKey || e.altKey || e.target.tagName !== "CANVAS") return;
