@@ -305,6 +305,13 @@ LIKERT_MAX_SIZE = int(os.environ.get("LIKERT_MAX_SIZE", "101"))
 QUEUE_MAX_LEASE_MINUTES = int(os.environ.get("QUEUE_MAX_LEASE_MINUTES", "10080"))
 UPLOAD_MAX_FILE_MB = int(os.environ.get("UPLOAD_MAX_FILE_MB", "50"))
 UPLOAD_MAX_TOTAL_MB = int(os.environ.get("UPLOAD_MAX_TOTAL_MB", "100"))
+# Media files (audio, video, point clouds) a config names by relative path, copied into the
+# project's folder at import (projects/media.py); each point cloud is decoded there once.
+PROJECT_MEDIA_MAX_FILE_MB = int(os.environ.get("PROJECT_MEDIA_MAX_FILE_MB", "200"))
+PROJECT_MEDIA_MAX_TOTAL_MB = int(os.environ.get("PROJECT_MEDIA_MAX_TOTAL_MB", "2048"))
+PROJECT_MEDIA_MAX_FILES = int(os.environ.get("PROJECT_MEDIA_MAX_FILES", "10000"))
+# Points the point-cloud endpoint sends for one file; larger clouds are evenly thinned.
+POINT_CLOUD_MAX_POINTS = int(os.environ.get("POINT_CLOUD_MAX_POINTS", "300000"))
 # Django's own: non-file request data read into memory, file parts kept in memory before
 # they spill to a temporary file, and files per request.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("REQUEST_MAX_FORM_BYTES", str(5 * 1024 * 1024)))

@@ -21,6 +21,9 @@ SETTING_NAMES = {
     "bootstrap_iterations": "SCORING_MAX_BOOTSTRAP_ITERATIONS",
     "likert_size": "LIKERT_MAX_SIZE",
     "lease_minutes": "QUEUE_MAX_LEASE_MINUTES",
+    "media_file_mb": "PROJECT_MEDIA_MAX_FILE_MB",
+    "media_total_mb": "PROJECT_MEDIA_MAX_TOTAL_MB",
+    "media_files": "PROJECT_MEDIA_MAX_FILES",
 }
 
 # Counts stored in database integer columns or compared with them.
@@ -40,6 +43,10 @@ class Limits:
     bootstrap_iterations: int = 5000
     likert_size: int = 101
     lease_minutes: int = 10080
+    # Media files a project stores (projects/media.py): each, all together, how many.
+    media_file_mb: int = 200
+    media_total_mb: int = 2048
+    media_files: int = 10_000
 
     @classmethod
     def from_settings(cls, settings) -> Limits:

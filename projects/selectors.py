@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 
+from .media import unit_media
 from .models import (
     Annotation,
     Assignment,
@@ -213,10 +214,11 @@ def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
             if f["key"] in data
         ]
     id_key = config.id_key
+    drawn = set(drawn_fields(project))  # a scheme draws them (a clip, a point cloud)
     return [
         {"key": k, "label": k, "value": v}
         for k, v in data.items()
-        if k != id_key and isinstance(v, str | int | float)
+        if k != id_key and k not in drawn and isinstance(v, str | int | float)
     ]
 
 
@@ -233,7 +235,7 @@ def unit_payload(project: Project, unit: Unit, user) -> dict:
     the items, the context fields, the instance fields the schemes draw, the questions.
     Nothing the page hides (sources when show_source is off, other instance fields)."""
     data = (unit.instance.data or {}) if unit.instance_id is not None else {}
-    return {
+    payload = {
         "id": unit.pk,
         "external_id": unit.external_id,
         "kind": unit.kind,
@@ -242,6 +244,9 @@ def unit_payload(project: Project, unit: Unit, user) -> dict:
         "data": {key: data[key] for key in drawn_fields(project) if key in data},
         "schemes": project.schemes,
     }
+    # The URLs of the media these fields name (a stored file's own URL; projects.media).
+    payload["media"] = unit_media(project, payload["data"])
+    return payload
 
 
 def my_answers(project: Project, user, unit: Unit) -> dict:

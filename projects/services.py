@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from . import events
+from . import events, media
 from .configuration import ConfigError, ProjectConfig, load_config, parse_config, parse_yaml
 from .datafiles import LoadedData, load_items
 from .limits import Limits
@@ -144,6 +144,7 @@ def import_project(
             )
         data = load_items(config, limits=limits)
         events.plan_project(config=config, data=data, limits=limits)
+        media_files = media.check_media(config, data, limits)
         config_source = config_path.read_text(encoding="utf-8")
     except (ConfigError, ValueError) as exc:
         raise ProjectImportError(str(exc)) from exc
@@ -152,6 +153,11 @@ def import_project(
             raise ProjectImportError(f"slug {slug!r}: use letters, digits, '-' and '_' only")
         if Project.objects.filter(slug=slug).exists():
             raise ProjectImportError(f"slug {slug!r}: a project with this slug exists already")
+    storage_folder = storage_folder or uuid.uuid4().hex
+    try:
+        stored = media.store_media(media_files, Path(settings.PROJECT_FILES_ROOT) / storage_folder)
+    except OSError as exc:
+        raise ProjectImportError("the media files could not be stored: try again") from exc
     try:
         return _build_project(
             config=config,
@@ -161,10 +167,14 @@ def import_project(
             slug=slug,
             config_source=config_source,
             config_filename=config_path.name,
-            storage_folder=storage_folder or uuid.uuid4().hex,
+            storage_folder=storage_folder,
         )
     except events.BuildRefused as exc:
+        media.remove_media(stored)
         raise ProjectImportError(f"{config_path.name}: {exc}") from exc
+    except BaseException:
+        media.remove_media(stored)
+        raise
 
 
 @transaction.atomic

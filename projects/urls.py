@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import invite_views, views
+from . import invite_views, media_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -16,5 +16,11 @@ urlpatterns = [
     path("projects/<slug:slug>/export/", views.project_export, name="project-export"),
     path("projects/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("projects/<slug:slug>/annotate/<int:unit_id>/", views.annotate_unit, name="annotate-unit"),
+    path("projects/<slug:slug>/media/<path:path>", media_views.project_media, name="project-media"),
+    path(
+        "projects/<slug:slug>/points/<path:path>",
+        media_views.project_points,
+        name="project-points",
+    ),
     path("labs/<slug:slug>/", views.lab_detail, name="lab-detail"),
 ]

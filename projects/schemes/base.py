@@ -120,6 +120,13 @@ class SchemeType:
         return []
 
     @classmethod
+    def media_fields(cls, options: dict) -> dict[str, str]:
+        """Instance data keys that name a media file, with what it must be: "timeline"
+        (audio or video) or "pointcloud". Such a field holds a URL or a relative path to a
+        file the project stores at import (projects.media)."""
+        return {}
+
+    @classmethod
     def item_display(cls, options: dict) -> dict | None:
         """For a type that shows a tuple's items: {"randomize_order", "show_source"};
         None for the others."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from projects.configuration.fields import Text as TextField
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
 
@@ -21,6 +22,7 @@ from .base import (
 )
 
 BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
+DEFAULT_POINTCLOUD_KEY = "pointcloud"
 # What a message calls each field: the column headings of the exact-edit table.
 FIELD_NAMES = {
     "cx": "x",
@@ -35,10 +37,12 @@ FIELD_NAMES = {
 
 class BoxOptions(SchemeEntry):
     labels: Labels
+    # The instance field naming the scene's point cloud: a stored .bin/.pcd file or a URL.
+    pointcloud_key: TextField = DEFAULT_POINTCLOUD_KEY
     missing_notes = {"labels": LABELS_NOTE}
 
     def options(self) -> dict[str, Any]:
-        return {**super().options(), "labels": self.labels}
+        return {**super().options(), "labels": self.labels, "pointcloud_key": self.pointcloud_key}
 
 
 class Boxes(SchemeType):
@@ -106,10 +110,37 @@ class Boxes(SchemeType):
             )
             for row in rows:
                 row["label_invalid"] = bool(label_names(options)) and not row["label"]
-            return {"rows": [*rows, {}], "nothing": bool(posted.get(f"{name}__nothing"))}
+            return {
+                "rows": [*rows, {}],
+                "nothing": bool(posted.get(f"{name}__nothing")),
+                "points_url": cls._points_url(options, payload),
+            }
         rows = []
         for box in value or []:
             numbers = [*box.get("center", ()), *box.get("size", ()), box.get("yaw")]
             cells = stored_cells(dict(zip(BOX_FIELDS, numbers, strict=False)))
             rows.append({"label": box.get("label"), "cells": cells})
-        return {"rows": [*rows, {}], "nothing": value == []}
+        return {
+            "rows": [*rows, {}],
+            "nothing": value == [],
+            "points_url": cls._points_url(options, payload),
+        }
+
+    @classmethod
+    def drawn_fields(cls, options) -> list[str]:
+        return [cls._pointcloud_key(options)]
+
+    @classmethod
+    def media_fields(cls, options) -> dict[str, str]:
+        return {cls._pointcloud_key(options): "pointcloud"}
+
+    @staticmethod
+    def _pointcloud_key(options: dict) -> str:
+        return options.get("pointcloud_key") or DEFAULT_POINTCLOUD_KEY
+
+    @classmethod
+    def _points_url(cls, options: dict, payload: dict) -> str | None:
+        """The decoded points of the instance's stored cloud (projects.media.unit_media);
+        None without one, or when the field holds a URL (only stored files are decoded)."""
+        entry = (payload.get("media") or {}).get(cls._pointcloud_key(options))
+        return entry["points_url"] if entry else None

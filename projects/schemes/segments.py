@@ -103,13 +103,30 @@ class Segments(SchemeType):
         return {
             "rows": [*rows, {}],
             "nothing": nothing,
-            "media": payload["data"].get(cls._media_key(options)),
+            **cls._media(options, payload),
             "tiered": cls.tiered,
         }
 
     @classmethod
+    def _media(cls, options: dict, payload: dict) -> dict:
+        """media_url: what the player loads (a stored file's project-media URL, or the URL
+        written in the data); media_kind: "audio" or "video"; media: the same URL, as
+        templates read it before stored files existed."""
+        key = cls._media_key(options)
+        entry = (payload.get("media") or {}).get(key)
+        if entry is not None:
+            url, kind = entry["url"], entry["kind"]
+        else:  # a payload built without media entries: the value as written
+            url, kind = payload["data"].get(key), "video"
+        return {"media_url": url, "media_kind": kind, "media": url}
+
+    @classmethod
     def drawn_fields(cls, options) -> list[str]:
         return [cls._media_key(options)]
+
+    @classmethod
+    def media_fields(cls, options) -> dict[str, str]:
+        return {cls._media_key(options): "timeline"}
 
     @staticmethod
     def _media_key(options: dict) -> str:

@@ -13,6 +13,7 @@ import json
 import re
 from urllib.parse import urlencode
 
+import numpy as np
 import pytest
 from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
@@ -49,6 +50,9 @@ annotate                                302    404    200    404    404    404  
 annotate-unit                           302    404    200    404    404    404    404    404
 POST annotate-unit                      302    404    400    404    404    404    404    404
 POST+answer_form annotate-unit          302    404    302    404    404    404    404    404
+# a point cloud stored in the project's media folder (STORED_MEDIA, by the world fixture)
+project-media                           302    404    200    404    404    404    200    200
+project-points                          302    404    200    404    404    404    200    200
 lab-detail                              302    404    404    404    200    404    200    200
 POST lab-detail                         302    404    404    404    404    404    400    400
 bws-dashboard                           302    404    404    404    404    404    200    200
@@ -115,6 +119,20 @@ admin:*                                 302    302    302    302    302    302  
 """
 
 METHODS = ("GET", "POST", "DELETE")
+STORED_MEDIA = "scans/scene.bin"  # stored in the project's media folder by `world` below
+
+
+@pytest.fixture
+def world(world):
+    """The security world, with a point cloud stored for its project (as an import stores
+    the files its instances name), so the media URLs have something to refuse or serve."""
+    from projects.media import MEDIA_FOLDER
+    from projects.services import project_folder
+
+    target = project_folder(world.project) / MEDIA_FOLDER / STORED_MEDIA
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(np.arange(8, dtype="<f4").tobytes())
+    return world
 
 
 def answer(world) -> dict:
@@ -207,6 +225,7 @@ def fill(route: str, world) -> str:
         "object_id": world.project.pk,
         "id": world.user("annotator").pk,
         "token_key": world.token_key,
+        "path": STORED_MEDIA,
     }
     if model is not None and ("object_id>" in route or "<id>" in route):
         # The model's first row; pk 0 (no such row) for a model the world has none of.
