@@ -3,7 +3,9 @@
 The model fits (Bradley-Terry, Plackett-Luce) take a normal prior on the utilities whose
 variance is estimated from the data (empirical Bayes), and report posterior intervals
 (a Laplace approximation: the penalised fit plus or minus z times the square root of the
-inverse Hessian's diagonal). Counting takes a moderated t interval: each item's variance,
+inverse Hessian's diagonal); Plackett-Luce's, whose target is the utilities annotators
+share, also allow for annotators who differ from each other (``annotator_spread``).
+Counting takes a moderated t interval: each item's variance,
 measured over its tuples, is pooled with the variance of all items (as limma moderates
 gene-wise variances), so an item whose few tuples happened to agree is not given an
 interval of zero width.
@@ -17,7 +19,7 @@ recorded in benchmarks/RESULTS.md ("Interval coverage").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse, stats
@@ -39,6 +41,13 @@ WEAK_ALPHA = 0.01
 # No prior narrower than this (utilities on the log-odds scale): a study whose items are
 # all alike still gets a proper, not a degenerate, prior.
 MIN_PRIOR_VARIANCE = 0.01
+# Annotators who differ: an annotator's own utilities are the shared ones plus noise of
+# variance sigma^2 per item. A choice then follows the shared utilities flattened by
+# sqrt(1 + sigma^2 / (pi^2 / 6)) (the Gumbel noise of a choice has variance pi^2 / 6);
+# the estimate of sigma^2 is capped at half that noise (a flattening of at most sqrt(3))
+# so that a noisy estimate cannot blow the scale up.
+CHOICE_NOISE_VARIANCE = float(np.pi**2 / 6.0)
+MAX_ANNOTATOR_VARIANCE = CHOICE_NOISE_VARIANCE / 2.0
 # Counting: the weight (degrees of freedom) of the pooled variance in each item's
 # moderated variance. Four measured tuples' worth: enough that an item seen in four tuples
 # that agreed is not certain, little enough that an item seen in 24 speaks for itself.
@@ -60,6 +69,10 @@ class Intervals:
     # The prior variance of the utilities and the penalty it sets (model fits only).
     prior_variance: float | None = None
     alpha: float | None = None
+    # Plackett-Luce: the estimated variance of annotators' own utilities about the shared
+    # ones, and the factor the pooled fit was scaled up by to undo their flattening.
+    annotator_variance: float | None = None
+    scale: float = 1.0
 
     @property
     def half_width(self) -> np.ndarray:
@@ -76,6 +89,66 @@ class Shrinkage:
     moments: float  # the method-of-moments estimate from a weakly penalised fit (high then)
     iterations: int
     temper: float = 1.0  # how many times the likelihood counts each judgment (dependence)
+
+
+@dataclass(frozen=True, eq=False)
+class AnnotatorSpread:
+    """How much annotators' own utilities differ from the shared ones, from the judgments.
+
+    ``variance``: sigma^2 (log-odds scale, capped at MAX_ANNOTATOR_VARIANCE); ``scale``:
+    how much flatter than the shared utilities the pooled choices are; ``extra``: per
+    item, the variance its estimate gains from the annotators it happened to be judged by
+    (divide by nothing: already times ``variance``); ``repeated``: the (annotator, item)
+    pairs seen more than once, which the estimate rests on (0: nothing to measure).
+    """
+
+    variance: float
+    scale: float
+    extra: np.ndarray
+    repeated: int
+
+
+def annotator_spread(judgments: Judgments, u: np.ndarray, alpha: float) -> AnnotatorSpread:
+    """sigma^2 from how much more alike one annotator's judgments of one item are than
+    judgments of that item by different annotators (a random annotator-by-item effect).
+
+    At the fit u, judgment j's gradient g_j in item i's utility has mean about h_j
+    delta_{a,i} (h_j its Hessian term, delta the annotator's own deviation), so two
+    judgments of item i by annotator a have E[g_j g_k] = c_i + sigma^2 h_j h_k, with
+    c_i the covariance the fit itself leaves between any two judgments of i (their sum is
+    the penalty's gradient, so c_i is known from the totals). Solving over all items
+    gives sigma^2 by the method of moments; the estimate of u_i then gains
+    sigma^2 sum_a [(sum_{j in a} h_j)^2 - sum_{j in a} h_j^2] / H_ii^2.
+    """
+    n = judgments.n_items
+    gradient, curvature = model_for("plackett_luce", judgments).position_terms(u)
+    g, h = gradient.ravel(), curvature.ravel()
+    item = judgments.items.ravel()
+    annotator = np.repeat(judgments.annotators, judgments.tuple_size)
+    keys, group = np.unique(annotator * np.int64(n) + item, return_inverse=True)
+    group = group.reshape(-1)
+    group_item = keys % n
+    count = np.bincount(group).astype(float)
+    g_sum, g_squares = np.bincount(group, g), np.bincount(group, g * g)
+    h_sum, h_squares = np.bincount(group, h), np.bincount(group, h * h)
+    within = np.bincount(group_item, g_sum**2 - g_squares, n)  # sum over pairs, same annotator
+    pairs = np.bincount(group_item, count * (count - 1.0), n)
+    cross = np.bincount(group_item, h_sum**2 - h_squares, n)
+    item_sum, item_squares = np.bincount(item, g, n), np.bincount(item, g * g, n)
+    seen = np.bincount(item, minlength=n).astype(float)
+    all_pairs = seen * (seen - 1.0)
+    measured = all_pairs > 0
+    share = np.where(measured, pairs / np.where(measured, all_pairs, 1.0), 0.0)
+    numerator = float(np.sum((within - (item_sum**2 - item_squares) * share)[measured]))
+    denominator = float(np.sum((cross * (1.0 - share))[measured]))
+    variance = 0.0
+    if denominator > 0:
+        variance = min(max(numerator / denominator, 0.0), MAX_ANNOTATOR_VARIANCE)
+    information = np.bincount(item, h, n) + 2.0 * alpha
+    with np.errstate(invalid="ignore", divide="ignore"):
+        extra = np.where(information > 0, variance * cross / information**2, 0.0)
+    scale = float(1.0 / np.sqrt(1.0 - variance / CHOICE_NOISE_VARIANCE))
+    return AnnotatorSpread(variance, scale, extra, int(np.sum(count > 1)))
 
 
 def penalty(prior_variance: float) -> float:
@@ -209,6 +282,16 @@ def model_intervals(
     shrinkage, scores, variance = estimate_shrinkage(
         judgments, method, temper=dependence(judgments, method, weak=weak), weak=weak
     )
+    spread = None
+    if method == "plackett_luce":
+        # Its scores are the shared utilities; with annotators who differ, the pooled
+        # choices follow flatter ones and each item's estimate depends on whose
+        # judgments it got (benchmarks/coverage.py: coverage 0.88-0.92 without this).
+        spread = annotator_spread(judgments, scores.scores, shrinkage.alpha)
+        variance = (variance + spread.extra) * spread.scale**2
+        scores = replace(
+            scores, scores=scores.scores * spread.scale, step=scores.step * spread.scale
+        )
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     std = np.sqrt(variance)
     shown = scores.appearances > 0
@@ -223,6 +306,8 @@ def model_intervals(
         "posterior",
         prior_variance=shrinkage.prior_variance,
         alpha=shrinkage.alpha,
+        annotator_variance=None if spread is None else spread.variance,
+        scale=1.0 if spread is None else spread.scale,
     )
     return scores, intervals
 

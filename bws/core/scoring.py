@@ -247,6 +247,13 @@ class MaxDiffModel:
         shape = (self.n_items, self.n_judgments)
         return sparse.csr_matrix((values.ravel(), (self.items.ravel(), columns)), shape=shape)
 
+    def position_terms(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per judgment and tuple position (m, T): the gradient of minus the log-likelihood
+        in that item's utility, and the Hessian's diagonal term."""
+        _, p_best, p_worst = self._probabilities(u)
+        curvature = p_best * (1.0 - p_best) + p_worst * (1.0 - p_worst)
+        return self._row_gradient(p_best, p_worst), curvature
+
     def curvature(
         self, u: np.ndarray, weights: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
