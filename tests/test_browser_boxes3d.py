@@ -5,6 +5,7 @@ mouse and the keys gave it. The sweep is a KITTI .bin written here (a ground pla
 car, a truck and a pedestrian on it), imported with its project like any other. Screenshots
 go to test-artifacts/boxes3d-*.png."""
 
+import importlib.util
 import json
 import math
 import os
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.conf import settings
 
 from projects.models import Annotation, Membership
 from projects.services import import_project
@@ -326,4 +328,57 @@ def test_without_webgl_the_table_still_takes_the_box(no_webgl_page, live_server,
         page.get_by_role("button", name="Submit").click()
     (stored,) = Annotation.objects.get(scheme="objects").value
     assert stored["center"] == [12, 4, -0.95] and stored["size"] == [4.2, 1.8, 1.5]
+    assert page.problems == []
+
+
+def demo_media():
+    """examples/demo_media.py, which writes the demo's sweeps (examples is not a package)."""
+    path = Path(settings.BASE_DIR) / "examples" / "demo_media.py"
+    spec = importlib.util.spec_from_file_location("demo_media", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_annotator_boxes_the_demo_car_on_its_pcd_sweep(webgl_page, live_server, tmp_path):
+    """The demo's clip 7: an ASCII .pcd sweep of rings on a road, a car seen from one side
+    and its shadow. Its footprint drawn with the mouse and one turn by a key store the
+    demo's own truth box."""
+    media = demo_media()
+    make_demo = media.load_make_demo()
+    clips, _, truths = make_demo.build()
+    item, truth = next((i, t) for i, t in zip(clips, truths, strict=True) if t["number"] == 7)
+    files = media.clip_files(item, truth, make_demo.PCD_CLIPS.get(7))
+    assert item["pointcloud"].endswith(".pcd")
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(content)
+    row = {"id": item["id"], "text": item["text"], "pointcloud": item["pointcloud"]}
+    (tmp_path / "data.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "config.yaml").write_text(CONFIG)
+    project = import_project(config_path=tmp_path / "config.yaml", slug="lidar").project
+    user = UserFactory(username="lina")
+    Membership.objects.create(user=user, project=project, role="annotator")
+    car = next(o for o in truth["objects"] if o["label"] == "car")
+    (cx, cy, cz), (length, width, height), yaw = car["center"], car["size"], car["yaw"]
+    assert -0.2 < yaw < -0.15  # about 10 degrees right: one Shift+E
+
+    page = webgl_page
+    log_in(page, live_server.url, "lina", "pw-for-tests-123")
+    page.wait_for_url(f"{live_server.url}/")
+    open_viewer(page, f"{live_server.url}/projects/lidar/annotate/")
+    bev = BirdsEye(page)
+    bev.drag((cx + length / 2, cy + width / 2), (cx - length / 2, cy - width / 2))
+    page.keyboard.press("Shift+E")
+    page.screenshot(path=ARTIFACTS / "boxes3d-demo-car.png", full_page=True)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    (stored,) = Annotation.objects.get(annotator=user, scheme="objects").value
+    assert stored["label"] == "car"
+    expected = [cx, cy, cz, length, width, height]
+    assert all(
+        abs(a - b) <= TOLERANCE
+        for a, b in zip([*stored["center"], *stored["size"]], expected, strict=True)
+    ), (stored, car)
+    assert abs(stored["yaw"] - yaw) <= math.radians(1), (stored, car)
     assert page.problems == []
