@@ -103,10 +103,13 @@ def relative_path(value: str) -> str:
     return normal
 
 
-def check_media(config, data, limits: Limits) -> list[MediaFile]:
+def check_media(config, data, limits: Limits, *, by_name: Path | None = None) -> list[MediaFile]:
     """The files a project's instances name, each checked: inside the task folder, an
     allowed extension, present, within the limits, a point cloud that decodes. MediaRefused
-    for the first that is not, naming its item, field and path as written."""
+    for the first that is not, naming its item, field and path as written.
+
+    ``by_name``: a folder where a file not found at its path is looked for by its file name
+    alone (a web upload's folder, where the uploaded files land side by side)."""
     fields = media_fields(scheme.model_dump(mode="json") for scheme in config.schemes)
     if not fields:
         return []
@@ -117,7 +120,7 @@ def check_media(config, data, limits: Limits) -> list[MediaFile]:
         for key, kind in fields.items():
             value = (instance.context or {}).get(key)
             where = f"item {instance.instance_id}, {key} {value!r}"
-            found = _media_file(value, kind, root, where, known=files)
+            found = _media_file(value, kind, root, where, known=files, by_name=by_name)
             if found is None:
                 continue
             if len(files) + 1 > limits.media_files:
@@ -145,7 +148,7 @@ def check_media(config, data, limits: Limits) -> list[MediaFile]:
     return list(files.values())
 
 
-def _media_file(value, kind: str, root: Path, where: str, known: dict) -> MediaFile | None:
+def _media_file(value, kind, root: Path, where: str, known: dict, by_name) -> MediaFile | None:
     """The file a media value names, found in the task folder ``root``; None for no value,
     a URL, or a file ``known`` already; MediaRefused (saying ``where``) for a bad one."""
     if value is None or value == "":
@@ -168,6 +171,11 @@ def _media_file(value, kind: str, root: Path, where: str, known: dict) -> MediaF
         raise MediaRefused(f"{where}: the file must end in one of {', '.join(allowed)}")
     if relative in known:
         return None
+    if not source.is_file() and by_name is not None:
+        try:
+            source = confine("media", PurePosixPath(relative).name, by_name)
+        except PathRefused:
+            pass
     if not source.is_file():
         raise MediaRefused(f"{where}: file not found in the config's task folder")
     return MediaFile(source=source, relative=relative, size=source.stat().st_size)

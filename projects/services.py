@@ -119,6 +119,7 @@ def import_project(
     trusted: bool = False,
     storage_folder: str | None = None,
     parsed: Any = None,
+    media_by_name: bool = False,
 ) -> ImportResult:
     """Validate the config, read its data files and build the project with its tuples, or
     raise ProjectImportError and leave nothing behind.
@@ -128,7 +129,10 @@ def import_project(
     reads the paths the config names. Either way the project gets a folder of its own
     (``storage_folder``, a hex name under PROJECT_FILES_ROOT: the upload's, or a new one)
     and the worker writes only there. Every limit of settings applies. ``parsed`` is the
-    file's YAML when the caller has read it already (the web upload), so it is parsed once."""
+    file's YAML when the caller has read it already (the web upload), so it is parsed once.
+    Media files the instances name are checked and copied into the project's folder
+    (projects.media); ``media_by_name`` (the web upload, whose files arrive side by side)
+    finds one missing at its path by its file name in the config's folder."""
     config_path = Path(config_path)
     limits = current_limits()
     try:
@@ -144,7 +148,12 @@ def import_project(
             )
         data = load_items(config, limits=limits)
         events.plan_project(config=config, data=data, limits=limits)
-        media_files = media.check_media(config, data, limits)
+        media_files = media.check_media(
+            config,
+            data,
+            limits,
+            by_name=config_path.resolve().parent if media_by_name else None,
+        )
         config_source = config_path.read_text(encoding="utf-8")
     except (ConfigError, ValueError) as exc:
         raise ProjectImportError(str(exc)) from exc
@@ -393,6 +402,7 @@ def create_project_from_upload(*, config_file, data_files, lab: Lab, owner) -> I
             trusted=False,
             storage_folder=config_path.parent.name,
             parsed=parsed,
+            media_by_name=True,
         )
     except ProjectImportError:
         shutil.rmtree(config_path.parent, ignore_errors=True)

@@ -427,3 +427,54 @@ def test_the_api_unit_names_the_stored_files(client, annotator, scenes):
         "stored": True,
         "points_url": None,
     }
+
+
+# --------------------------------------------------------------------------- web upload
+
+
+def upload_scenes(client, settings, media_files, rows):
+    """POST the upload form as a lab admin: the config, its data file and the media files."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from .factories import LabFactory, LabMembershipFactory
+
+    lab = LabFactory()
+    admin = UserFactory(username="labadmin")
+    LabMembershipFactory(lab=lab, user=admin, is_admin=True)
+    client.force_login(admin)
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    files = [SimpleUploadedFile("data.jsonl", data)]
+    files += [SimpleUploadedFile(name, content) for name, content in media_files.items()]
+    return client.post(
+        reverse("project-create"),
+        {
+            "lab": lab.pk,
+            "config_file": SimpleUploadedFile("config.yaml", CONFIG.encode()),
+            "data_files": files,
+        },
+    )
+
+
+def test_an_upload_finds_its_media_by_file_name(client, settings):
+    """Uploaded files arrive side by side; the data names them in folders all the same."""
+    rows = rows_with(pointcloud="clouds/scene.bin", media_url="media/clip_01.wav")
+    files = {"scene.bin": cloud().tobytes(), "clip_01.wav": WAV}
+    response = upload_scenes(client, settings, files, rows)
+    assert response.status_code == 302, response.content.decode()
+    project = Project.objects.get()
+    stored = project_folder(project) / MEDIA_FOLDER
+    assert (stored / "clouds" / "scene.bin").read_bytes() == cloud().tobytes()
+    assert (stored / "media" / "clip_01.wav").read_bytes() == WAV
+    views = scheme_views(client.get(reverse("annotate", args=[project.slug])))
+    assert client.get(views["boxes"]["points_url"])["X-Point-Count"] == "5"
+
+
+def test_an_upload_missing_a_media_file_is_refused_and_keeps_nothing(client, settings):
+    rows = rows_with(pointcloud="clouds/scene.bin", media_url="media/clip_01.wav")
+    response = upload_scenes(client, settings, {"scene.bin": cloud().tobytes()}, rows)
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "item scene0, media_url &#x27;media/clip_01.wav&#x27;: file not found" in text
+    assert str(settings.PROJECT_FILES_ROOT) not in text
+    assert not Project.objects.exists()
+    assert not any(settings.PROJECT_FILES_ROOT.iterdir())
