@@ -296,6 +296,26 @@ def test_deleting_in_the_view_removes_the_row(webgl_page, live_server, lidar_pro
     assert rows.count() == 2
     assert row_values(page, 0)["label"] == "pedestrian"  # "3" chose the label of new boxes
     assert_near(row_values(page, 1), {"cx": 8.0, "cy": -3.0, "l": 1.0, "w": 1.0})
+    selected = "window.annolabBoxes.objects.selected()"
+    page.keyboard.press("n")  # the next box, round to the first
+    assert page.evaluate(selected) == 0
+    page.keyboard.press("n")
+    assert page.evaluate(selected) == 1
+    page.keyboard.press("z")  # zoom in to the pedestrian
+    near = BirdsEye(page)
+    assert near.mpp < bev.mpp / 3 and near.pixel(8.0, -3.0) == pytest.approx(
+        (near.left + near.width / 2, near.top + near.height / 2), abs=1
+    )
+    # Escape during a drag puts the box back where it was
+    page.mouse.move(*near.pixel(8.0, -3.0))
+    page.mouse.down()
+    page.mouse.move(*near.pixel(9.0, -3.0), steps=5)
+    assert_near(row_values(page, 1), {"cx": 9.0})
+    page.keyboard.press("Escape")
+    page.mouse.up()
+    assert_near(row_values(page, 1), {"cx": 8.0, "cy": -3.0})
+    page.keyboard.press("z")  # the whole cloud again
+    assert BirdsEye(page).mpp == pytest.approx(bev.mpp)
     page.keyboard.press("Delete")
     assert rows.count() == 1
     assert_near(row_values(page, 0), {"cx": 24.0, "cy": -5.0, "l": 4.0, "w": 4.0, "yaw": turned})

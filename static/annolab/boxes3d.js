@@ -368,6 +368,16 @@ class BoxViewer {
     this.requestRender();
   }
 
+  // The bird's-eye view around one box (at least 12 m across), or the whole cloud again.
+  zoomTo(b) {
+    const { w, h } = this.bevSize();
+    if (!b || !w || !h) return this.fitView();
+    this.centre = { x: b.cx, y: b.cy };
+    this.mpp = Math.max(12, 3 * Math.hypot(b.l, b.w)) / Math.min(w, h);
+    this.userView = true;
+    this.updateBevCamera();
+  }
+
   bevSize() {
     return { w: this.bev.clientWidth, h: this.bev.clientHeight };
   }
@@ -1150,9 +1160,30 @@ class BoxViewer {
   onKey(e) {
     const k = e.key, big = e.shiftKey, b = this.selected();
     if (k === "Escape") {
-      if (this.drag) this.drag = null;
-      else this.select(null);
+      const d = this.drag || this.sideDrag;
+      if (d) {
+        // a drag under way is called off: the box goes back to where it was
+        this.drag = this.sideDrag = null;
+        if (d.box) this.writeRow(d.box.row, d.box);
+      } else {
+        this.select(null);
+      }
       this.requestRender();
+      return true;
+    }
+    if (k === "n" || k === "N") {
+      const drawn = this.boxes.filter((x) => x.valid);
+      if (!drawn.length) return true;
+      const at = drawn.findIndex((x) => x.row === this.selectedRow), step = k === "N" ? -1 : 1;
+      const next = at < 0 ? (step > 0 ? 0 : drawn.length - 1) : (at + step + drawn.length) % drawn.length;
+      this.select(drawn[next].row);
+      return true;
+    }
+    if (k === "z" || k === "Z") {
+      const near = b && this.zoomedRow !== b.row;
+      this.zoomedRow = near ? b.row : null;
+      if (near) this.zoomTo(b);
+      else this.fitView();
       return true;
     }
     if (/^[1-9]$/.test(k)) {
