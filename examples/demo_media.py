@@ -22,8 +22,10 @@ laughter where it has laughter (breathy bursts); the driver's voice is lower.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import io
+import json
 import math
 import os
 import wave
@@ -482,20 +484,68 @@ class Written(NamedTuple):
 
 def write_demo_media(root: Path | str = DEMO) -> Written:
     """Write the demo's media under ``root`` (the folder of the demo's config); a file that
-    already holds the right bytes is not written again."""
+    already holds the right bytes is not written again. A record of the files written
+    (MANIFEST: their SHA-256, and a key of the code and libraries that made them) lets a
+    later run check the files without making them again."""
     root = Path(root)
+    key = _source_key()
+    record = root / MANIFEST
+    known = _known_files(root, record, key)
+    if known is not None:
+        return Written([], known)
     result = Written([], [])
+    digests = {}
     for name, content in demo_files().items():
         path = root / name
+        digests[name] = hashlib.sha256(content).hexdigest()
         if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
             result.unchanged.append(path)
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.part")  # one per process
-        partial.write_bytes(content)
-        partial.replace(path)
+        _write(path, content)
         result.written.append(path)
+    _write(record, json.dumps({"key": key, "files": digests}, indent=1).encode())
     return result
+
+
+MANIFEST = "media/.demo_media.json"
+
+
+def _source_key() -> str:
+    """What the files depend on: this file, make_demo.py and the numpy and scipy versions."""
+    import scipy
+
+    digest = hashlib.sha256(f"{np.__version__} {scipy.__version__}".encode())
+    for path in (Path(__file__).resolve(), DEMO / "make_demo.py"):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _known_files(root: Path, record: Path, key: str) -> list[Path] | None:
+    """The files the manifest lists when it was made by this code and every file still has
+    the bytes it records; None otherwise (the files must be made again)."""
+    try:
+        manifest = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("key") != key:
+        return None
+    paths = []
+    for name, digest in (manifest.get("files") or {}).items():
+        path = root / name
+        try:
+            if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+                return None
+        except OSError:
+            return None
+        paths.append(path)
+    return paths or None
+
+
+def _write(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.part")  # one per process
+    partial.write_bytes(content)
+    partial.replace(path)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -86,6 +86,23 @@ def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
     return count
 
 
+def demo_lab_and_users():
+    """The demo lab and its accounts (created when missing), users by username."""
+    User = get_user_model()
+    lab, _ = Lab.objects.get_or_create(slug=DEMO_LAB[1], defaults={"name": DEMO_LAB[0]})
+    users = {}
+    for username, password, is_staff in DEMO_USERS:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User(username=username, email=f"{username}@example.org")
+            user.set_password(password)
+            user.is_staff = user.is_superuser = is_staff
+            user.save()
+        users[username] = user
+        add_lab_member(lab=lab, user=user, is_admin=is_staff)
+    return lab, users
+
+
 def write_demo_media(root: Path):
     """The agreement demo's audio and point clouds under root (examples/demo_media.py: the
     same bytes every time; files already right are left alone)."""
@@ -120,18 +137,7 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, **options):
-        User = get_user_model()
-        lab, _ = Lab.objects.get_or_create(slug=DEMO_LAB[1], defaults={"name": DEMO_LAB[0]})
-        users = {}
-        for username, password, is_staff in DEMO_USERS:
-            user = User.objects.filter(username=username).first()
-            if user is None:
-                user = User(username=username, email=f"{username}@example.org")
-                user.set_password(password)
-                user.is_staff = user.is_superuser = is_staff
-                user.save()
-            users[username] = user
-            add_lab_member(lab=lab, user=user, is_admin=is_staff)
+        lab, users = demo_lab_and_users()
         for slug, config in DEMO_PROJECTS:
             if Project.objects.filter(slug=slug).exists():
                 continue
