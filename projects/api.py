@@ -76,6 +76,20 @@ class UnitItemSerializer(serializers.Serializer):
     )
 
 
+class UnitMediaSerializer(serializers.Serializer):
+    url = serializers.CharField(
+        help_text="What to load: a stored file's /projects/<slug>/media/<path> URL, or the "
+        "URL written in the data."
+    )
+    kind = serializers.ChoiceField(["audio", "video", "pointcloud"])
+    stored = serializers.BooleanField(help_text="Whether the project stores the file.")
+    points_url = serializers.CharField(
+        allow_null=True,
+        help_text="A stored point cloud's points, decoded: little-endian float32 x, y, z, "
+        "intensity (header X-Point-Count); null for anything else.",
+    )
+
+
 class UnitOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     external_id = serializers.CharField()
@@ -84,6 +98,10 @@ class UnitOutputSerializer(serializers.Serializer):
     context = serializers.ListField(child=serializers.DictField())
     data = serializers.DictField()
     schemes = serializers.ListField(child=serializers.DictField())
+    media = serializers.DictField(
+        child=UnitMediaSerializer(),
+        help_text="Per field of data that names a media file (a clip, a point cloud).",
+    )
 
 
 class QueueNextApi(APIView):
