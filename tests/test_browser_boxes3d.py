@@ -402,3 +402,28 @@ def test_annotator_boxes_the_demo_car_on_its_pcd_sweep(webgl_page, live_server, 
     ), (stored, car)
     assert abs(stored["yaw"] - yaw) <= math.radians(1), (stored, car)
     assert page.problems == []
+
+
+def test_a_cloud_that_cannot_be_read_is_named_and_typed_boxes_still_draw(
+    webgl_page, live_server, lidar_project
+):
+    page = webgl_page
+    page.route(
+        "**/projects/lidar/points/**",
+        lambda route: route.fulfill(
+            status=422, content_type="text/plain", body="This point cloud cannot be read: test"
+        ),
+    )
+    log_in(page, live_server.url, "lina", "pw-for-tests-123")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/projects/lidar/annotate/")
+    page.wait_for_selector('.boxes3d[data-state="error"]')
+    assert page.get_by_text(
+        "Could not load the point cloud (the server answered 422: This point cloud cannot be read"
+    ).is_visible()
+    for key, value in zip(("cx", "cy", "l", "w", "h"), "12 4 4.2 1.8 1.5".split(), strict=True):
+        page.locator(f'[name="objects__{key}"]').fill(value)
+    (shown,) = page.evaluate("window.annolabBoxes.objects.drawn()")
+    assert (shown["cx"], shown["cy"], shown["l"]) == (12, 4, 4.2)
+    # the browser's own line for the refused request is the only console error
+    assert [p for p in page.problems if "Failed to load resource" not in p] == []

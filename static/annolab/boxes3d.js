@@ -85,7 +85,6 @@ class BoxViewer {
   constructor(root) {
     this.root = root;
     this.field = root.dataset.for;
-    this.form = root.closest("form");
     this.table = document.querySelector(`table[data-rows="${this.field}"]`);
     this.addButton = document.querySelector(`.add-row[data-for="${this.field}"]`);
     this.bevPane = root.querySelector(".boxes3d-bev-pane");
@@ -102,7 +101,6 @@ class BoxViewer {
     this.deleteButton = root.querySelector(".boxes3d-delete");
     this.message = root.querySelector(".boxes3d-message");
     this.info = root.querySelector(".boxes3d-info");
-    this.readout = root.querySelector(".boxes3d-readout");
     this.labels = this.table
       ? Array.from(this.table.querySelector('select[name$="__label"]').options)
           .map((o) => o.value)
@@ -653,7 +651,8 @@ class BoxViewer {
     let last = null;
     for (const key of FIELDS) {
       const el = this.input(tr, key);
-      if (!el) continue;
+      // a height left empty is drawn flat and stays empty until the height is set
+      if (!el || (key === "h" && !(b.h > 0))) continue;
       const text = fmt(key === "yaw" ? wrapAngle(b[key]) : b[key], digits[key] || 3);
       if (el.value !== text) {
         el.value = text;
