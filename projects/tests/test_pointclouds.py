@@ -166,12 +166,19 @@ def test_pcd_binary_compressed_is_refused_saying_what_to_do():
         (pcd(["x", "y", "z"], [4, 4, 4], ["F", "F"], "1 2 3\n", points=1), "TYPE must give"),
         (pcd(["x", "y", "z"], [4, 4, 3], ["F"] * 3, "1 2 3\n", points=1), "TYPE F and SIZE 3"),
         (pcd(["x", "y", "z"], [4] * 3, ["F"] * 3, "1 2 3\n", points=2), "announces 2 points"),
-        (pcd(["x", "y", "z"], [4] * 3, ["F"] * 3, "1 2 x\n", points=1), "not a number"),
+        (
+            pcd(["x", "y", "z"], [4] * 3, ["F"] * 3, "1 2 x\n", points=1),
+            "line 1: .x. is not a number",
+        ),
         (
             pcd(["x", "y", "z"], [4] * 3, ["F"] * 3, b"\x00" * 20, data="binary", points=2),
             "announces 2 points of 12 bytes",
         ),
         (pcd(["x", "y", "z"], [4] * 3, ["F"] * 3, "1 2 3\n", data="xml"), "ascii or binary"),
+        (
+            pcd(["x", "y", "z"], [4] * 3, ["F"] * 3, "1 2 3\n4 5\n", points=2),
+            "data line 2 has 2 values where the first line has 3",
+        ),
         (pcd(["x", "x", "z"], [4] * 3, ["F"] * 3, "1 2 3\n", points=1), "named twice"),
     ],
 )
