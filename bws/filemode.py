@@ -119,6 +119,12 @@ class Study:
         size, r = design.tuple_size, design.appearances
         if design.items_key:
             pools = [len(i.items) for i in self.data.instances]
+        elif design.group_key:
+            from bws.core.groups import item_groups
+
+            values = [item.data.get(design.group_key) for item in self.data.items]
+            groups = item_groups(values, self.item_ids, size, design.group_key)
+            return sum(math.ceil(len(members) * r / size) for _, members in groups)
         else:
             pools = [len(self.item_ids)]
         if design.ensure_pair_coverage and not design.items_key:

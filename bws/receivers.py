@@ -28,6 +28,11 @@ def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
                 raise BuildRefused(f"{config.source}: {where}.bootstrap_iterations: {refusal}")
     if bws.items_key:
         pools = [len(instance.items) for instance in data.instances]
+    elif bws.group_key:
+        try:
+            pools = [len(members) for _, members in services.design_groups(data, bws)]
+        except DesignError as exc:
+            raise BuildRefused(f"{config.source}: tuple design: {exc}") from exc
     else:
         pools = [len(data.items)]
     need = design_memory(

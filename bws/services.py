@@ -19,6 +19,7 @@ from projects.models import Unit
 from projects.services import store_units
 
 from .core import design
+from .core.groups import item_groups
 from .core.scoring import METHODS
 from .models import BwsTuple, ItemScore, ScoreRun
 
@@ -59,7 +60,9 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
     index_of = {item.item_id: i for i, item in enumerate(data.items)}
     rows: list[tuple[int | None, list[str]]] = []
     notes: list[str] = []
-    if not bws.items_key:
+    if not bws.items_key and bws.group_key:
+        rows, notes, summary = _grouped_rows(data, bws)
+    elif not bws.items_key:
         ids = [item.item_id for item in data.items]
         tuples, notes = design_for(len(ids), bws, bws.seed)
         summary = design.design_summary(tuples, len(ids)).lines()
@@ -117,6 +120,29 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
     return TupleBuild(n_tuples=len(rows), notes=notes, summary=summary)
 
 
+def design_groups(data: LoadedData, bws) -> list[tuple[str, np.ndarray]]:
+    """The groups of items a design keeps apart (tuple_generation.group_key), each with its
+    items' indices; DesignError when an item has no value or a group is too small."""
+    ids = [item.item_id for item in data.items]
+    values = [item.data.get(bws.group_key) for item in data.items]
+    return item_groups(values, ids, bws.tuple_size, bws.group_key)
+
+
+def _grouped_rows(data: LoadedData, bws) -> tuple[list, list[str], list[str]]:
+    """Tuples designed inside each group of items sharing the group_key value, seeded per
+    group as instances are: no tuple mixes two groups."""
+    id_array = np.asarray([item.item_id for item in data.items], dtype=object)
+    rows: list[tuple[None, list[str]]] = []
+    notes: list[str] = []
+    designed = []
+    for position, (value, members) in enumerate(design_groups(data, bws)):
+        tuples, group_notes = design_for(len(members), bws, _instance_seed(bws.seed, position))
+        notes.extend(f"group {value}: {note}" for note in group_notes)
+        designed.append(design.design_summary(tuples, len(members)))
+        rows.extend((None, list(row)) for row in id_array[members][tuples])
+    return rows, notes, _instances_summary(designed, 0, pools="groups")
+
+
 def _keep_tuple_file(project, rows) -> None:
     """Once the import commits, write the tuples in the project's folder (tuples.jsonl,
     beside an uploaded config), where ``python -m bws score --config`` looks up the tuple
@@ -133,22 +159,24 @@ def _keep_tuple_file(project, rows) -> None:
     transaction.on_commit(lambda: write_tuple_file(folder, listing))
 
 
-def _instances_summary(designed: list, n_given: int) -> list[str]:
-    """Summary lines for tuples drawn within instances: the worst figures of any instance."""
+def _instances_summary(designed: list, n_given: int, pools: str = "instances") -> list[str]:
+    """Summary lines for tuples drawn within instances (or groups): the worst figures of any
+    one of them."""
     lines = []
     if n_given:
         lines.append(f"pre-generated tuples used as given: {n_given:,}")
     if designed:
         lines += [
-            f"tuples designed within {len(designed):,} instances: "
+            f"tuples designed within {len(designed):,} {pools}: "
             f"{sum(d.n_tuples for d in designed):,}",
-            "appearances per item within an instance: "
+            f"appearances per item within {'a group' if pools == 'groups' else 'an instance'}: "
             f"min {min(d.appearances_min for d in designed)}, "
             f"max {max(d.appearances_max for d in designed)}",
-            "pairs covered within instances: "
+            f"pairs covered within {pools}: "
             f"{sum(d.pairs_covered for d in designed):,} of "
             f"{sum(d.pairs_total_possible for d in designed):,}",
-            f"largest pair count in an instance: {max(d.max_pair_count for d in designed)}",
+            f"largest pair count in {'a group' if pools == 'groups' else 'an instance'}: "
+            f"{max(d.max_pair_count for d in designed)}",
             "position balance: largest spread within an item "
             f"{max(d.position_spread for d in designed)}",
         ]

@@ -15,6 +15,7 @@ from projects.schemes import stored_type
 from .design import Scoring, TupleGeneration
 from .dialects import IGNORED_DESIGN, Translated, translate
 from .fields import Block, between, key_path, reason_of, suggestion_of
+from .instructions import read_instructions
 from .issues import ConfigError, Issues, type_name
 from .normal import BwsDesign, ProjectConfig, Scheme
 from .schema import ConfigFile
@@ -107,8 +108,12 @@ def parse_config(
     if file.task_name is not None and not file.task_name.strip():
         issues.add(translated.written("task_name"), "must not be empty")
     bws = _design(file, issues, notices=translated.notices, dialect=translated.dialect)
+    instructions = read_instructions(
+        file.instructions, file.instructions_file, base, check_files=check_files, issues=issues
+    )
     issues.raise_if_any()
-    return _normal_form(file, translated, source, base_dir, root or base, bws)
+    config = _normal_form(file, translated, source, base_dir, root or base, bws)
+    return config.model_copy(update={"instructions": instructions}) if instructions else config
 
 
 def _validate(model, data, context, translated: Translated, issues: Issues, prefix=""):
@@ -205,6 +210,12 @@ def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign 
             f"No tuple_generation: defaults applied ({DEFAULT_TUPLE_METHOD}, tuples_per_item "
             f"{DEFAULT_APPEARANCES}, seed {DEFAULT_SEED})"
         )
+    if generation.group_key is not None and first.items_key is not None:
+        where = "bws_config" if dialect == Dialect.A else f"{generation_from}.tuple_generation"
+        issues.add(
+            f"{where}.group_key",
+            "cannot be used with items_key: tuples are already drawn within each instance",
+        )
     return BwsDesign(
         tuple_size=size if size is not None else DEFAULT_TUPLE_SIZE,
         items_key=first.items_key,
@@ -212,6 +223,7 @@ def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign 
         appearances=generation.tuples_per_item,
         seed=generation.seed,
         ensure_pair_coverage=generation.ensure_pair_coverage,
+        group_key=generation.group_key,
     )
 
 

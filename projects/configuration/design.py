@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fields import Block, Flag, WrittenPath, at_least, choice, limited
+from .fields import Block, Flag, Name, WrittenPath, at_least, choice, limited
 from .vocabulary import (
     DEFAULT_APPEARANCES,
     DEFAULT_BOOTSTRAP_ITERATIONS,
@@ -23,6 +23,8 @@ class TupleGeneration(Block):
     tuples_per_item: limited("appearances") = DEFAULT_APPEARANCES
     seed: at_least(0) = DEFAULT_SEED
     ensure_pair_coverage: Flag = False
+    # Items sharing this data field's value form a group; tuples never mix groups.
+    group_key: Name | None = None
 
     key_hints = {
         "min_item_appearances": ("is the bws_config (dialect A) name", "tuples_per_item"),

@@ -62,7 +62,7 @@ BWS_A_SCHEME_HINTS: dict[str, tuple[str, str | None]] = {
     "best_label": ("is the best_worst_scaling (dialect B) name", "best_description"),
     "worst_label": ("is the best_worst_scaling (dialect B) name", "worst_description"),
 }
-for _key in ("items_key", "show_item_labels", "randomize_order", "show_source"):
+for _key in ("items_key", "show_item_labels", "randomize_order", "show_source", "source_key"):
     BWS_A_SCHEME_HINTS[_key] = (
         "is a best_worst_scaling (dialect B) key; a bws scheme accepts only "
         f"{_A_KEY_LIST} (tuple generation and scoring belong in bws_config); "
@@ -77,6 +77,7 @@ BWS_CONFIG_PLACES = {
     "seed": ("tuple_generation", "seed"),
     "method": ("tuple_generation", "method"),
     "ensure_pair_coverage": ("tuple_generation", "ensure_pair_coverage"),
+    "group_key": ("tuple_generation", "group_key"),
     "scoring": ("scoring",),
 }
 BWS_CONFIG_HINTS: dict[str, tuple[str, str | None]] = {

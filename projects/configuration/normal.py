@@ -46,6 +46,7 @@ class BwsDesign(_Normal):
     appearances: int = DEFAULT_APPEARANCES
     seed: int = DEFAULT_SEED
     ensure_pair_coverage: bool = False
+    group_key: str | None = None
 
 
 class ScoringSettings(_Normal):
@@ -98,6 +99,8 @@ class ProjectConfig(_Normal):
     output_annotation_dir: str = DEFAULT_OUTPUT_DIR
     output_annotation_format: AnswerFormat = DEFAULT_ANSWER_FORMAT
     agreement_metrics: dict[str, Any] = {}
+    # Markdown shown to annotators before their first unit (rendered without raw HTML).
+    instructions: str = ""
     bws: BwsDesign | None = None
     notices: list[str] = []
     source: str = "config.yaml"

@@ -200,6 +200,8 @@ class ConfigFile(Block):
     output_annotation_dir: WrittenPath = DEFAULT_OUTPUT_DIR
     output_annotation_format: choice(AnswerFormat) = DEFAULT_ANSWER_FORMAT
     agreement_metrics: Annotated[dict, BeforeValidator(_agreement_metrics)] = {}
+    instructions: Text | None = None
+    instructions_file: Text | None = None
     annotation_schemes: Schemes
 
     missing_notes = {

@@ -31,6 +31,9 @@ class BwsOptions(SchemeEntry):
     show_item_labels: Flag = True
     randomize_order: Flag = False
     show_source: Flag = False
+    # The item data field show_source shows (default: system, else source; the id of an
+    # item listed in an instance, which names its system in the guides' data).
+    source_key: TextField | None = None
     sequential_key_binding: Flag = True
     scoring: Scoring = Scoring()
     tuple_generation: TupleGeneration | None = None
@@ -56,6 +59,7 @@ class BwsOptions(SchemeEntry):
             "show_item_labels": self.show_item_labels,
             "randomize_order": self.randomize_order,
             "show_source": self.show_source,
+            "source_key": self.source_key,
             "scoring": self.scoring.options(),
         }
 
@@ -99,11 +103,31 @@ class BestWorst(SchemeType):
             {**item, "best_key": str(n + 1), "worst_key": WORST_KEYS[n]}
             for n, item in enumerate(payload["items"])
         ]
-        return {"items": items, "keyboard": keyboard, "options": views[0]["options"]}
+        return {
+            "items": items,
+            "keyboard": keyboard,
+            "options": views[0]["options"],
+            **cls._sources(items, payload),
+        }
+
+    @staticmethod
+    def _sources(items: list[dict], payload: dict) -> dict:
+        """Shown sources: once above the tuple when its items share one (the page's context
+        shows it already when it is one of the context fields), else beside each item."""
+        sources = {item.get("source") for item in items}
+        if "source" not in (items[0] if items else {}) or len(sources) != 1:
+            return {}
+        for item in items:
+            item.pop("source")
+        (source,) = sources
+        if not source or source in (field["value"] for field in payload.get("context", [])):
+            return {}
+        return {"shared_source": {"label": payload.get("source_label", "Source"), "value": source}}
 
     @classmethod
     def item_display(cls, options) -> dict:
         return {
             "randomize_order": bool(options.get("randomize_order")),
             "show_source": bool(options.get("show_source")),
+            "source_key": options.get("source_key"),
         }

@@ -93,6 +93,7 @@ def test_dialect_a_reference_example_normalises():
                     "show_item_labels": True,
                     "randomize_order": False,
                     "show_source": False,
+                    "source_key": None,
                     "scoring": {
                         "method": "bradley_terry",
                         "auto_compute": True,
@@ -115,6 +116,7 @@ def test_dialect_a_reference_example_normalises():
         "output_annotation_dir": "annotation_output/",
         "output_annotation_format": "jsonl",
         "agreement_metrics": {},
+        "instructions": "",
         "bws": {
             "tuple_size": 4,
             "items_key": None,
@@ -122,6 +124,7 @@ def test_dialect_a_reference_example_normalises():
             "appearances": 8,
             "seed": 42,
             "ensure_pair_coverage": False,
+            "group_key": None,
         },
         "notices": [],
         "source": "config.yaml",
@@ -158,6 +161,7 @@ def test_dialect_b_reference_example_normalises():
         "show_item_labels": True,
         "randomize_order": True,
         "show_source": False,
+        "source_key": None,
         "scoring": {
             "method": "bradley_terry",
             "auto_compute": True,
