@@ -38,6 +38,7 @@ class AgreementApi(APIView):
     """The project's latest agreement report (computed in the request if none is stored)."""
 
     @extend_schema(
+        tags=["Agreement"],
         operation_id="project_agreement",
         summary="Agreement report of a project",
         description="The latest stored inter-annotator agreement report: per scheme, "

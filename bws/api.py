@@ -125,6 +125,9 @@ class ScoresApi(APIView):
     """GET: the latest good run of a scheme (and method) with its items. POST: re-score."""
 
     @extend_schema(
+        tags=["Scores"],
+        operation_id="scores_retrieve",
+        summary="Latest scores of a scheme",
         parameters=[
             OpenApiParameter("scheme", str, description="BWS scheme (default: the first)"),
             OpenApiParameter("method", str, enum=list(METHODS)),
@@ -145,7 +148,13 @@ class ScoresApi(APIView):
             raise NotFound("no scores yet for this scheme and method")
         return Response(ScoresOutputSerializer(run).data)
 
-    @extend_schema(request=RescoreInputSerializer, responses={202: RunSerializer})
+    @extend_schema(
+        tags=["Scores"],
+        operation_id="scores_rescore",
+        summary="Re-score a scheme",
+        request=RescoreInputSerializer,
+        responses={202: RunSerializer},
+    )
     def post(self, request, slug):
         project = managed_project_or_404(request.user, slug)
         data = RescoreInputSerializer(data=request.data)
@@ -171,7 +180,12 @@ class ScoresApi(APIView):
 class RunApi(APIView):
     """One run, to poll until its status is ok or failed."""
 
-    @extend_schema(responses={200: RunSerializer})
+    @extend_schema(
+        tags=["Runs"],
+        operation_id="run_retrieve",
+        summary="One scoring run",
+        responses={200: RunSerializer},
+    )
     def get(self, request, slug, run_id):
         project = managed_project_or_404(request.user, slug)
         run = get_object_or_404(ScoreRun, project=project, pk=run_id)

@@ -3,7 +3,12 @@
 import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -15,6 +20,12 @@ from .answers import SubmitRefused, submit_answers
 from .models import Annotation, Project
 from .queue import next_unit
 from .validation import MAX_MILLISECONDS, AnswerError
+
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(help_text="Answers given (for an annotator: theirs).")
+    total = serializers.IntegerField(help_text="Answers the design asks for.")
+    percent = serializers.FloatField()
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -29,6 +40,7 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
     def get_role(self, project) -> str | None:
         return selectors.project_role(self.context["request"].user, project)
 
+    @extend_schema_field(ProgressSerializer)
     def get_progress(self, project) -> dict:
         progress = self.context.get("progress", {}).get(project.pk)
         if progress is None:
@@ -36,6 +48,28 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
         return {"done": progress.done, "total": progress.total, "percent": progress.percent}
 
 
+PROJECT_EXAMPLE = {
+    "slug": "mt-ranking",
+    "name": "MT Fluency and Adequacy (BWS)",
+    "lab": "demo-lab",
+    "allow_all_users": False,
+    "created_at": "2026-03-01T09:30:00Z",
+    "role": "annotator",
+    "progress": {"done": 120, "total": 400, "percent": 30.0},
+}
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Projects"],
+        operation_id="projects_list",
+        summary="List your projects",
+        examples=[
+            # one project: the schema puts it in a page of results
+            OpenApiExample("A page of projects", value=PROJECT_EXAMPLE, response_only=True)
+        ],
+    )
+)
 class ProjectListApi(generics.ListAPIView):
     """Projects the caller may see, with their role and progress."""
 
@@ -56,6 +90,14 @@ class ProjectListApi(generics.ListAPIView):
         return self._page
 
 
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Projects"],
+        operation_id="project_retrieve",
+        summary="One project",
+        examples=[OpenApiExample("A project", value=PROJECT_EXAMPLE, response_only=True)],
+    )
+)
 class ProjectDetailApi(generics.RetrieveAPIView):
     """One project the caller may see (404 for any other)."""
 
@@ -107,7 +149,13 @@ class UnitOutputSerializer(serializers.Serializer):
 class QueueNextApi(APIView):
     """Reserve the next unit for the caller (200), or 204 when there is no more work."""
 
-    @extend_schema(request=None, responses={200: UnitOutputSerializer, 204: None})
+    @extend_schema(
+        tags=["Queue"],
+        operation_id="queue_next",
+        summary="Reserve your next unit",
+        request=None,
+        responses={200: UnitOutputSerializer, 204: None},
+    )
     def post(self, request, slug):
         project = visible_project_or_404(request.user, slug)
         unit = next_unit(project=project, user=request.user)
@@ -176,6 +224,9 @@ class AnnotationsSchema(AutoSchema):
         return super().get_filter_backends() if self.method == "GET" else []
 
 
+@extend_schema_view(
+    get=extend_schema(tags=["Answers"], operation_id="answers_list", summary="List answers")
+)
 class AnnotationsApi(generics.ListCreateAPIView):
     """Submit answers to a unit; list answers (annotators see only their own)."""
 
@@ -192,6 +243,9 @@ class AnnotationsApi(generics.ListCreateAPIView):
         return answers.order_by("id")
 
     @extend_schema(
+        tags=["Answers"],
+        operation_id="answers_submit",
+        summary="Answer a unit",
         request=AnnotationInputSerializer,
         responses={
             201: AnnotationOutputSerializer(many=True),

@@ -23,7 +23,7 @@ from .models import Membership, Project
 
 
 def invite_lifetime() -> timedelta:
-    return timedelta(days=getattr(settings, "INVITE_TIMEOUT_DAYS", 7))
+    return timedelta(days=settings.INVITE_TIMEOUT_DAYS)
 
 
 class InviteTokenGenerator(PasswordResetTokenGenerator):

@@ -3,7 +3,12 @@
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import update_last_login
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from knox.models import AuthToken
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
@@ -51,6 +56,9 @@ class TokenApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
+        tags=["Auth"],
+        operation_id="token_create",
+        summary="Log in: get an API token",
         request=TokenInputSerializer,
         responses={
             200: TokenOutputSerializer,
@@ -78,6 +86,9 @@ class TokenApi(APIView):
         return Response({"token": key, "token_key": record.token_key, "expiry": record.expiry})
 
 
+@extend_schema_view(
+    get=extend_schema(tags=["Auth"], operation_id="tokens_list", summary="List your tokens")
+)
 class TokenListApi(generics.ListAPIView):
     """Your API tokens that have not expired, newest first (never their keys)."""
 
@@ -92,7 +103,13 @@ class TokenListApi(generics.ListAPIView):
 class TokenRevokeApi(APIView):
     """Revoke one of your tokens, named by its `token_key`."""
 
-    @extend_schema(request=None, responses={204: None, 404: OpenApiResponse()})
+    @extend_schema(
+        tags=["Auth"],
+        operation_id="token_revoke",
+        summary="Revoke a token",
+        request=None,
+        responses={204: None, 404: OpenApiResponse()},
+    )
     def delete(self, request, token_key):
         if not tokens.revoke_token(user=request.user, token_key=token_key):
             raise NotFound("You have no token with this key.")
@@ -103,6 +120,9 @@ class TokenRevokeAllApi(APIView):
     """Revoke every one of your tokens (the one of this request too)."""
 
     @extend_schema(
+        tags=["Auth"],
+        operation_id="tokens_revoke_all",
+        summary="Revoke all your tokens",
         request=None,
         responses={
             200: inline_serializer("TokensRevoked", {"revoked": serializers.IntegerField()})
