@@ -72,10 +72,11 @@ class Trace(SchemeType):
         if posted is not None:  # the verdicts as sent, when the form comes back refused
             value = cls.from_post(scheme["name"], options, posted)
         chosen = value or {}
+        # Stored keys count from 0 ("0", "1", ...); people read steps numbered from 1.
         return {
             "value": value,
             "steps": [
-                {"index": i, "step": step, "value": chosen.get(str(i))}
+                {"index": i, "number": i + 1, "step": step, "value": chosen.get(str(i))}
                 for i, step in enumerate(steps)
             ],
         }
