@@ -1,0 +1,255 @@
+"""Every page of the demo, as a visitor, an annotator (anna) and a manager (admin), at 1280 px
+and at 390 px (a phone): no request answered 400 or worse or failing, no request to another
+host, no console error, and no horizontal scroll on the pages annotators and visitors see.
+
+The pages are found the way a person finds them: from the home page (the login page for a
+visitor), following every link of the site; a link that is not a page (an export, a
+download) is fetched and its status checked. Screenshots of every page at both widths go to
+test-artifacts/demo-pages/."""
+
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import pytest
+from django.core.management import call_command
+
+from projects.models import Project
+
+from .test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = ARTIFACTS / "demo-pages"
+WIDTHS = (1280, 390)
+ROLES = {  # role: (username, password); None: not logged in
+    "visitor": None,
+    "annotator": ("anna", "annolab-anna"),
+    "manager": ("admin", "annolab-admin"),
+}
+# Django's own admin is not a page of the site's design; logging out is a form (POST),
+# visited once at the end of each session.
+NOT_CRAWLED = ("/admin/", "/accounts/logout/")
+MAX_PAGES = 80  # per role and width: a crawl finding more has found a loop of new URLs
+
+
+def page_key(url: str) -> str:
+    """One visit per kind of page: numbers in the path and the query count as one."""
+    parts = urlsplit(url)
+    path = re.sub(r"/\d+(?=/|$)", "/<n>", parts.path)
+    query = re.sub(r"=\d+", "=<n>", parts.query)
+    return f"{path}?{query}" if query else path
+
+
+@dataclass
+class Watch:
+    """What the browser did while one page was open."""
+
+    origin: str
+    page: str = ""
+    open: bool = False
+    problems: list[str] = field(default_factory=list)
+    pending: set = field(default_factory=set)
+
+    def note(self, what: str) -> None:
+        self.problems.append(f"{self.page}: {what}")
+
+    def on_request(self, request) -> None:
+        self.pending.add(request)
+        parts = urlsplit(request.url)
+        if parts.scheme in ("data", "blob", "about"):
+            return
+        if f"{parts.scheme}://{parts.netloc}" != self.origin:
+            self.note(f"request to another host: {request.url}")
+
+    def on_finished(self, request) -> None:
+        self.pending.discard(request)
+
+    def on_response(self, response) -> None:
+        if response.status >= 400:
+            self.note(f"{response.status} for {response.url}")
+
+    def on_failed(self, request) -> None:
+        self.pending.discard(request)
+        # Leaving a page aborts what it was still loading, and a media element stops its
+        # download once it has what it needs (its status is still checked): other
+        # failures count.
+        aborted = request.failure == "net::ERR_ABORTED"
+        if not aborted or (self.open and request.resource_type != "media"):
+            self.note(f"request failed ({request.failure}): {request.url}")
+
+    def on_console(self, message) -> None:
+        if message.type == "error":
+            self.note(f"console error: {message.text}")
+
+    def on_page_error(self, error) -> None:
+        self.note(f"script error: {error}")
+
+
+def settle(page, watch: Watch, limit: float = 10.0) -> None:
+    """Wait until the page has loaded and every request it made has ended (what a media
+    element keeps streaming after `limit` seconds is left to it)."""
+    page.wait_for_load_state("load")
+    end = time.monotonic() + limit
+    while watch.pending and time.monotonic() < end:
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(100)  # a script's requests started right after load
+
+
+def shot_name(role: str, width: int, key: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9]+", "-", key).strip("-") or "home"
+    return f"{role}-{width}-{name}.png"
+
+
+class Crawl:
+    def __init__(self, page, base: str, watch: Watch, downloads: dict, pages: set):
+        self.page, self.base, self.watch = page, base, watch
+        self.downloads = downloads  # key -> status line, shared by every crawl
+        self.pages = pages  # keys known to be HTML pages for this role
+        self.seen_schemes: set[str] = set()
+
+    def same_site(self, url: str) -> bool:
+        return url.startswith(self.base + "/")
+
+    def links(self) -> list[str]:
+        hrefs = self.page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
+        return [h.split("#")[0] for h in hrefs if self.same_site(h.split("#")[0])]
+
+    def is_page(self, url: str, key: str) -> bool:
+        """Fetch a link once: an HTML page is visited; anything else (an export, a JSON
+        view, a download) is checked by its status alone."""
+        if key in self.downloads:
+            return False
+        if key in self.pages:
+            return True
+        response = self.page.request.get(url, max_redirects=5)
+        kind = response.headers.get("content-type", "")
+        if response.status >= 400:
+            self.downloads[key] = f"{response.status} for {url}"
+            self.watch.problems.append(f"link {url}: answered {response.status}")
+            return False
+        if kind.startswith("text/html"):
+            self.pages.add(key)
+            return True
+        self.downloads[key] = f"{response.status} {kind}"
+        return False
+
+    def visit(self, url: str, role: str, width: int, *, no_scroll: bool) -> list[str]:
+        page, watch = self.page, self.watch
+        watch.page = f"{role} {width}px {url.removeprefix(self.base)}"
+        watch.open = True
+        page.goto(url)
+        settle(page, watch)
+        if no_scroll:
+            wide, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            if wide > inner:
+                watch.note(f"scrolls sideways: {wide} px of content in a {inner} px window")
+        self.seen_schemes.update(
+            page.eval_on_selector_all(
+                "#annotate-form fieldset.scheme, #annotate-form .bws-table",
+                "els => els.map(e => e.classList.contains('bws-table') ? 'bws'"
+                " : [...e.classList].find(c => c.startsWith('scheme-')).slice(7))",
+            )
+        )
+        page.screenshot(path=SHOTS / shot_name(role, width, page_key(url)), full_page=True)
+        watch.open = False
+        return self.links()
+
+    def run(self, seeds: list[str], role: str, width: int, *, no_scroll: bool) -> list[str]:
+        """Visit every page reachable from the seeds; the keys visited, in order."""
+        queue = deque(self.base + s for s in seeds)
+        visited: list[str] = []
+        while queue:
+            url = queue.popleft()
+            key = page_key(url)
+            if key in visited or any(key.startswith(p) for p in NOT_CRAWLED):
+                continue
+            if not self.is_page(url, key):
+                continue
+            visited.append(key)
+            if len(visited) > MAX_PAGES:
+                self.watch.problems.append(f"{role} {width}px: more than {MAX_PAGES} pages")
+                break
+            queue.extend(self.visit(url, role, width, no_scroll=no_scroll))
+        return visited
+
+
+def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_server):  # noqa: F811
+    started = time.monotonic()
+    call_command("load_demo", stdout=open("/dev/null", "w"))
+    demo_setup = time.monotonic() - started
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
+
+    page, base = browser_page, live_server.url
+    page.set_default_timeout(20_000)
+    watch = Watch(origin=base)
+    page.on("request", watch.on_request)
+    page.on("response", watch.on_response)
+    page.on("requestfinished", watch.on_finished)
+    page.on("requestfailed", watch.on_failed)
+    page.on("console", watch.on_console)
+    page.on("pageerror", watch.on_page_error)
+
+    downloads: dict[str, str] = {}
+    visited: dict[tuple[str, int], list[str]] = {}
+    schemes_seen: set[str] = set()
+    for role, account in ROLES.items():
+        pages: set[str] = set()
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            crawl = Crawl(page, base, watch, downloads, pages)
+            if account is None:
+                seeds = ["/accounts/login/"]
+            else:
+                watch.page, watch.open = f"{role} {width}px log in", True
+                log_in(page, base, *account)
+                page.wait_for_url(f"{base}/")
+                watch.open = False
+                seeds = ["/"]
+            # Annotators and visitors are on phones; managers' tables may scroll sideways.
+            visited[role, width] = crawl.run(seeds, role, width, no_scroll=role != "manager")
+            if role == "annotator":
+                schemes_seen |= crawl.seen_schemes
+            if account is not None:
+                watch.page, watch.open = f"{role} {width}px log out", True
+                page.goto(f"{base}/")
+                page.get_by_role("button", name=f"Log out {account[0]}").click()
+                page.wait_for_url("**/accounts/login/")
+                settle(page, watch)
+                page.screenshot(path=SHOTS / shot_name(role, width, "logged-out"), full_page=True)
+                watch.open = False
+    elapsed = time.monotonic() - started
+
+    summary = "\n".join(
+        f"  {role} {width}px: {len(keys)} pages: {', '.join(keys)}"
+        for (role, width), keys in visited.items()
+    )
+    assert not watch.problems, (
+        f"{len(watch.problems)} problems on the demo pages:\n  "
+        + "\n  ".join(dict.fromkeys(watch.problems))
+        + f"\npages visited:\n{summary}"
+    )
+
+    # The crawl reached what a person reaches: each project's pages, an annotation form of
+    # every scheme type in the demo, the done page, the manager's pages and the downloads.
+    demo_types = {s["type"] for p in Project.objects.all() for s in p.schemes}
+    assert demo_types <= schemes_seen, f"forms never drawn: {demo_types - schemes_seen}"
+    annotator_pages = set(visited["annotator", 390])
+    manager_pages = set(visited["manager", 1280])
+    for slug in Project.objects.values_list("slug", flat=True):
+        assert f"/projects/{slug}/" in annotator_pages, summary
+        assert f"/projects/{slug}/annotate/" in annotator_pages, summary
+        assert f"/projects/{slug}/" in manager_pages, summary
+        assert f"/projects/{slug}/export/?format=jsonl" in downloads, downloads
+    assert "/projects/agreement-demo/annotate/<n>/" in annotator_pages, summary
+    assert "/projects/mt-ranking/bws/" in manager_pages, summary
+    assert "/projects/agreement-demo/admin/iaa" in manager_pages, summary
+    assert "/api/docs/" in annotator_pages, summary
+    assert visited["annotator", 390] and set(visited["annotator", 390]) == set(
+        visited["annotator", 1280]
+    ), summary
+    print(f"demo loaded in {demo_setup:.0f} s; every page checked in {elapsed:.0f} s")
