@@ -225,7 +225,10 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
     assert_near(row_values(page), {"cx": 12.3, "cy": 4.0, "h": 1.8, "yaw": yaw, "label": "car"})
     assert abs(row_values(page)["cz"] - 0.9 - base) <= 0.01
 
-    # stretch it 0.6 m forward by the handle in the middle of its front edge
+    # zoom in to it (Z) and stretch it 0.6 m forward by the handle in the middle of its
+    # front edge (a box small on screen has corner handles only)
+    page.keyboard.press("z")
+    bev = BirdsEye(page)
     box = row_values(page)
     front = (box["cx"] + 2.2 * math.cos(yaw), box["cy"] + 2.2 * math.sin(yaw))
     bev.drag(front, (front[0] + 0.6 * math.cos(yaw), front[1] + 0.6 * math.sin(yaw)))

@@ -342,6 +342,7 @@ class BoxViewer {
     this.centre = { x: (x0 + x1) / 2, y: (y0 + y1) / 2 };
     this.mpp = Math.max((x1 - x0) / h, (y1 - y0) / w);
     this.userView = false;
+    this.zoomedRow = null;
     this.updateBevCamera();
   }
 
@@ -791,11 +792,19 @@ class BoxViewer {
 
   // ------------------------------------------------------------------ bird's-eye overlay
 
+  // Smaller on screen than a few handles: drawn with its corner handles only.
+  small(b) {
+    return Math.min(b.l, b.w) / this.mpp < 4 * HANDLE_PX;
+  }
+
   handles(b) {
     const out = [];
     for (const sx of [-1, 1]) for (const sy of [-1, 1]) out.push({ kind: "corner", sx, sy });
-    out.push({ kind: "edge", sx: 1, sy: 0 }, { kind: "edge", sx: -1, sy: 0 });
-    out.push({ kind: "edge", sx: 0, sy: 1 }, { kind: "edge", sx: 0, sy: -1 });
+    if (!this.small(b)) {
+      // edge handles only where there is room for them between the corners
+      out.push({ kind: "edge", sx: 1, sy: 0 }, { kind: "edge", sx: -1, sy: 0 });
+      out.push({ kind: "edge", sx: 0, sy: 1 }, { kind: "edge", sx: 0, sy: -1 });
+    }
     for (const hd of out) {
       const p = toWorld(b, (hd.sx * b.l) / 2, (hd.sy * b.w) / 2);
       Object.assign(hd, this.worldToBev(p.x, p.y));
@@ -857,9 +866,10 @@ class BoxViewer {
       if (!b.valid) continue;
       const selected = b.row === this.selectedRow;
       const pts = this.corners(b);
-      const top = pts.reduce((a, p) => (p.py < a.py || (p.py === a.py && p.px < a.px) ? p : a));
+      // under the box's lowest corner on screen: the rotation handle is in front, above
+      const low = pts.reduce((a, p) => (p.py > a.py || (p.py === a.py && p.px < a.px) ? p : a));
       const text = `${b.index + 1} ${b.label || "no label"}`;
-      this.tag(ctx, text, top.px + 4, top.py - 14, selected ? SELECTED : this.colourOf(b.label));
+      this.tag(ctx, text, low.px + 4, low.py + 14, selected ? SELECTED : this.colourOf(b.label));
     }
     const b = this.selected();
     if (b) {
@@ -975,10 +985,16 @@ class BoxViewer {
   hitTest(px, py) {
     const b = this.selected();
     if (b) {
+      const hs = this.handles(b);
+      const near = (hd) => Math.hypot(hd.px - px, hd.py - py);
+      const rotate = hs[hs.length - 1];
+      if (near(rotate) <= HANDLE_PX) return { box: b, handle: rotate };
+      // A box small on screen is crowded by its handles: well inside it is for moving it.
+      const p = this.bevToWorld(px, py), q = toLocal(b, p.x, p.y), rim = 4 * this.mpp;
+      if (this.small(b) && Math.abs(q.x) < b.l / 2 - rim && Math.abs(q.y) < b.w / 2 - rim) return { box: b };
       let best = null, bestDistance = HANDLE_PX;
-      for (const hd of this.handles(b)) {
-        const d = Math.hypot(hd.px - px, hd.py - py);
-        if (d <= bestDistance) [best, bestDistance] = [hd, d];
+      for (const hd of hs) {
+        if (near(hd) <= bestDistance) [best, bestDistance] = [hd, near(hd)];
       }
       if (best) return { box: b, handle: best };
     }
