@@ -478,3 +478,69 @@ def test_an_upload_missing_a_media_file_is_refused_and_keeps_nothing(client, set
     assert str(settings.PROJECT_FILES_ROOT) not in text
     assert not Project.objects.exists()
     assert not any(settings.PROJECT_FILES_ROOT.iterdir())
+
+
+# --------------------------------------------------------------------------- more cases
+
+
+def test_a_file_name_with_spaces_and_signs_is_served_by_its_url(client, tmp_path):
+    name = "media/take #1 été?.wav"
+    project = untrusted_import(
+        write_project(tmp_path / "p", rows_with(media_url=name), files={name: WAV})
+    )
+    user = UserFactory(username="viewer")
+    MembershipFactory(user=user, project=project)
+    client.force_login(user)
+    views = scheme_views(client.get(reverse("annotate", args=[project.slug])))
+    url = views["events"]["media_url"]
+    assert "#" not in url and "?" not in url  # quoted, so the browser asks for the file
+    response = client.get(url)
+    assert response.status_code == 200 and b"".join(response.streaming_content) == WAV
+
+
+def test_a_tiered_scheme_stores_and_names_its_video(client, tmp_path):
+    config = CONFIG.replace(
+        "{annotation_type: temporal_grounding, name: events, description: When, labels: [go]}",
+        "{annotation_type: tiered_annotation, name: events, description: Who, labels: [talk],"
+        " tiers: [A, B], media_key: video}",
+    )
+    rows = [{"id": "v", "text": "V", "video": "clips/v.webm"}]
+    files = {"clips/v.webm": b"\x1a\x45\xdf\xa3"}
+    project = untrusted_import(write_project(tmp_path / "p", rows, config, files))
+    user = UserFactory(username="viewer")
+    MembershipFactory(user=user, project=project)
+    client.force_login(user)
+    views = scheme_views(client.get(reverse("annotate", args=[project.slug])))
+    assert views["events"]["media_url"] == media_url(project, "clips/v.webm")
+    assert views["events"]["media_kind"] == "video"
+    assert client.get(views["events"]["media_url"])["Content-Type"] == "video/webm"
+
+
+def test_a_lab_admin_who_manages_the_project_gets_the_file(client, scenes):
+    from .factories import LabMembershipFactory
+
+    admin = UserFactory(username="labadmin")
+    LabMembershipFactory(lab=scenes.lab, user=admin, is_admin=True)
+    client.force_login(admin)
+    assert client.get(media_url(scenes, "media/clip_01.wav")).status_code == 200
+    assert client.get(points_url(scenes, "clouds/scene.bin")).status_code == 200
+
+
+def test_a_refused_form_keeps_the_media_urls(client, annotator, scenes):
+    page = client.get(reverse("annotate", args=[scenes.slug]))
+    unit = page.context["unit"]
+    response = client.post(
+        reverse("annotate-unit", args=[scenes.slug, unit.pk]),
+        {"boxes__cx": ["not a number"], "events__start": ["x"]},
+    )
+    assert response.status_code == 400
+    views = scheme_views(response)
+    assert views["boxes"]["points_url"] == points_url(scenes, "clouds/scene.bin")
+    assert views["events"]["media_url"] == media_url(scenes, "media/clip_01.wav")
+
+
+def test_a_head_request_gets_the_headers_only(client, annotator, scenes):
+    response = client.head(media_url(scenes, "media/clip_01.wav"))
+    assert response.status_code == 200
+    assert response["Content-Length"] == str(len(WAV))
+    assert client.post(media_url(scenes, "media/clip_01.wav")).status_code == 405
