@@ -1,6 +1,7 @@
 """Every page of the demo, as a visitor, an annotator (anna) and a manager (admin), at 1280 px
-and at 390 px (a phone): no request answered 400 or worse or failing, no request to another
-host, no console error, and no horizontal scroll on the pages annotators and visitors see.
+and at 390 px (a phone; visitors and annotators at 360 px too): no request answered 400 or
+worse or failing, no request to another host, no console error, and no horizontal scroll on
+the pages annotators and visitors see.
 
 The pages are found the way a person finds them: from the home page (the login page for a
 visitor), following every link of the site; a link that is not a page (an export, a
@@ -23,12 +24,14 @@ from .test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401 (fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SHOTS = ARTIFACTS / "demo-pages"
-WIDTHS = (1280, 390)
 ROLES = {  # role: (username, password); None: not logged in
     "visitor": None,
     "annotator": ("anna", "annolab-anna"),
     "manager": ("admin", "annolab-admin"),
 }
+# Crowd studies run on phones: the pages visitors and annotators see are also checked at
+# 360 px, the narrowest phone in common use.
+WIDTHS = {"visitor": (1280, 390, 360), "annotator": (1280, 390, 360), "manager": (1280, 390)}
 # Django's own admin is not a page of the site's design; logging out is a form (POST),
 # visited once at the end of each session.
 NOT_CRAWLED = ("/admin/", "/accounts/logout/")
@@ -199,7 +202,7 @@ def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_ser
     schemes_seen: set[str] = set()
     for role, account in ROLES.items():
         pages: set[str] = set()
-        for width in WIDTHS:
+        for width in WIDTHS[role]:
             page.set_viewport_size({"width": width, "height": 900})
             crawl = Crawl(page, base, watch, downloads, pages)
             if account is None:
@@ -228,9 +231,10 @@ def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_ser
         f"  {role} {width}px: {len(keys)} pages: {', '.join(keys)}"
         for (role, width), keys in visited.items()
     )
-    assert not watch.problems, (
-        f"{len(watch.problems)} problems on the demo pages:\n  "
-        + "\n  ".join(dict.fromkeys(watch.problems))
+    problems = list(dict.fromkeys(watch.problems))  # a repeated message once
+    assert not problems, (
+        f"{len(problems)} problems on the demo pages:\n  "
+        + "\n  ".join(problems)
         + f"\npages visited:\n{summary}"
     )
 
@@ -249,7 +253,56 @@ def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_ser
     assert "/projects/mt-ranking/bws/" in manager_pages, summary
     assert "/projects/agreement-demo/admin/iaa" in manager_pages, summary
     assert "/api/docs/" in annotator_pages, summary
-    assert visited["annotator", 390] and set(visited["annotator", 390]) == set(
-        visited["annotator", 1280]
-    ), summary
+    for width in WIDTHS["annotator"]:
+        assert set(visited["annotator", width]) == annotator_pages, summary
     print(f"demo loaded in {demo_setup:.0f} s; every page checked in {elapsed:.0f} s")
+
+
+def test_best_worst_on_a_phone_by_touch_and_by_keys(browser_page, live_server, tmp_path):  # noqa: F811
+    """At 390 px each item is a card whose Best/Worst buttons are large enough to touch and
+    inside the screen; touching them and pressing the keys both choose, and the answer is
+    stored as chosen."""
+    import shutil
+
+    from django.conf import settings
+
+    from projects.models import Annotation, Membership
+    from projects.services import import_project
+    from projects.tests.factories import UserFactory
+
+    shutil.copytree(settings.BASE_DIR / "examples" / "mt_two_dims", tmp_path / "mt")
+    project = import_project(config_path=tmp_path / "mt" / "config.yaml", slug="phone").project
+    user = UserFactory(username="pia")
+    Membership.objects.create(user=user, project=project, role="annotator")
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    log_in(page, live_server.url, "pia", "pw-for-tests-123")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/projects/phone/annotate/")
+    page.wait_for_selector("#annotate-form")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+    labels = page.locator(".choice-label")
+    assert labels.count() == 16  # 4 items x best/worst x 2 schemes
+    for n in range(labels.count()):
+        box = labels.nth(n).bounding_box()
+        assert box["height"] >= 40 and box["width"] >= 40, (n, box)
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (n, box)
+    shown = page.eval_on_selector_all(
+        'input[name="fluency__best"]', "inputs => inputs.map(i => i.value)"
+    )
+    page.locator('label[for="fluency-best-1"]').click()  # fluency: best A
+    page.keyboard.press("w")  # fluency: worst B
+    page.locator('label[for="adequacy-best-3"]').click()  # adequacy: best C
+    page.keyboard.press("q")  # adequacy: worst A
+    page.screenshot(path=ARTIFACTS / "bws-phone.png", full_page=True)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    stored = {
+        a.scheme: {"best": a.value["best"], "worst": a.value["worst"]}
+        for a in Annotation.objects.filter(annotator=user)
+    }
+    assert stored == {
+        "fluency": {"best": shown[0], "worst": shown[1]},
+        "adequacy": {"best": shown[2], "worst": shown[0]},
+    }
