@@ -213,6 +213,9 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
     # drag the box 0.4 m forward by its inside, then nudge it back 0.1 m with a key
     bev.drag((12.0, 4.0), (12.4, 4.0))
     page.keyboard.press("ArrowDown")
+    page.keyboard.press("Control+z")  # undone: back where the drag left it
+    assert_near(row_values(page), {"cx": 12.4, "cy": 4.0})
+    page.keyboard.press("ArrowDown")
     # turn it 20 degrees left, raise its top 0.3 m (base kept), label it by number keys
     page.keyboard.press("Shift+Q")
     page.keyboard.press("Shift+Q")
@@ -319,6 +322,11 @@ def test_deleting_in_the_view_removes_the_row(webgl_page, live_server, lidar_pro
     assert_near(row_values(page, 1), {"cx": 8.0, "cy": -3.0})
     page.keyboard.press("z")  # the whole cloud again
     assert BirdsEye(page).mpp == pytest.approx(bev.mpp)
+    page.keyboard.press("Delete")
+    assert rows.count() == 1
+    page.keyboard.press("Control+z")  # undo brings the pedestrian back, in a row of its own
+    assert rows.count() == 2
+    assert_near(row_values(page, 1), {"cx": 8.0, "cy": -3.0, "l": 1.0, "label": "pedestrian"})
     page.keyboard.press("Delete")
     assert rows.count() == 1
     assert_near(row_values(page, 0), {"cx": 24.0, "cy": -5.0, "l": 4.0, "w": 4.0, "yaw": turned})

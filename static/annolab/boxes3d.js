@@ -115,6 +115,7 @@ class BoxViewer {
     this.boxes = [];
     this.objects = new Map(); // table row -> three.js group
     this.selectedRow = null;
+    this.history = []; // undo steps, see undo()
     this.drag = null;
     this.hover = null;
     this.frame = 0;
@@ -584,6 +585,8 @@ class BoxViewer {
       return;
     }
     const p = this.sidePoint(d.frame, px, py), b = d.box;
+    if (!d.moved) this.remember({ kind: "edit", row: b.row, before: this.values(b) });
+    d.moved = true;
     const base = b.cz - b.h / 2, top = b.cz + b.h / 2;
     if (d.kind === "top") {
       const h = Math.max(MIN_SIZE, p.z - base);
@@ -692,7 +695,9 @@ class BoxViewer {
     return rows[rows.length - 1];
   }
 
-  removeRow(tr) {
+  removeRow(tr, undoable = true) {
+    const gone = this.boxes.find((b) => b.row === tr && b.valid);
+    if (undoable && gone) this.remember({ kind: "delete", before: this.values(gone) });
     const button = tr.querySelector(".remove-row");
     if (button) button.click(); // the same path as the row's "Remove" button
     else tr.remove();
@@ -1061,6 +1066,7 @@ class BoxViewer {
       return;
     }
     if (!d.moved && Math.hypot(px - d.px, py - d.py) < 3) return;
+    if (!d.moved && d.box) this.remember({ kind: "edit", row: d.box.row, before: this.values(d.box) });
     d.moved = true;
     if (d.kind === "pan") {
       this.centre = { x: d.centre.x + (py - d.py) * this.mpp, y: d.centre.y + (px - d.px) * this.mpp };
@@ -1138,6 +1144,7 @@ class BoxViewer {
     const base = this.groundUnder(x0, x1, y0, y1);
     const label = this.labelSelect && this.labelSelect.value ? this.labelSelect.value : "";
     const tr = this.newRow();
+    this.remember({ kind: "create", row: tr });
     this.selectedRow = tr;
     this.writeRow(tr, { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, cz: base + h / 2, l: x1 - x0, w: y1 - y0, h, yaw: 0, label });
     this.focusPerspective(this.selected());
@@ -1168,8 +1175,43 @@ class BoxViewer {
     this.select(obj ? obj.box.row : null);
   }
 
-  nudge(b, change) {
+  // A change by key or by the label list; a key held down is one step to undo.
+  nudge(b, change, key = "") {
+    const last = this.history[this.history.length - 1], now = Date.now();
+    const repeat = last && key && last.key === key && last.row === b.row && now - last.at < 800;
+    if (repeat) last.at = now;
+    else this.remember({ kind: "edit", row: b.row, before: this.values(b), key, at: now });
     this.writeRow(b.row, { ...b, ...change });
+  }
+
+  // ------------------------------------------------------------------ undo
+
+  // What the views changed, the last first (typing in the table has the browser's own undo).
+  values(b) {
+    return { cx: b.cx, cy: b.cy, cz: b.cz, l: b.l, w: b.w, h: b.h, yaw: b.yaw, label: b.label };
+  }
+
+  remember(entry) {
+    this.history.push(entry);
+    if (this.history.length > 200) this.history.shift();
+  }
+
+  undo() {
+    const entry = this.history.pop();
+    if (!entry) return;
+    const live = entry.row && this.rows().includes(entry.row);
+    if (entry.kind === "edit" && live) {
+      this.selectedRow = entry.row;
+      this.writeRow(entry.row, entry.before);
+    } else if (entry.kind === "create" && live) {
+      this.removeRow(entry.row, false);
+    } else if (entry.kind === "delete") {
+      const tr = this.newRow();
+      this.selectedRow = tr;
+      this.writeRow(tr, entry.before);
+    } else {
+      this.undo(); // its row was removed in the table since: the step before
+    }
   }
 
   onKey(e) {
@@ -1179,7 +1221,10 @@ class BoxViewer {
       if (d) {
         // a drag under way is called off: the box goes back to where it was
         this.drag = this.sideDrag = null;
-        if (d.box) this.writeRow(d.box.row, d.box);
+        if (d.box && d.moved) {
+          this.history.pop();
+          this.writeRow(d.box.row, d.box);
+        }
       } else {
         this.select(null);
       }
@@ -1205,7 +1250,7 @@ class BoxViewer {
       const label = this.labels[Number(k) - 1];
       if (!label) return false;
       if (this.labelSelect) this.labelSelect.value = label;
-      if (b) this.nudge(b, { label });
+      if (b) this.nudge(b, { label }, k);
       return true;
     }
     if (k === "f" || k === "F") {
@@ -1218,23 +1263,23 @@ class BoxViewer {
     const base = b.cz - b.h / 2;
     const height = (dh) => {
       const nh = Math.max(MIN_SIZE, b.h + dh);
-      this.nudge(b, { h: nh, cz: base + nh / 2 });
+      this.nudge(b, { h: nh, cz: base + nh / 2 }, k);
     };
     switch (k) {
-      case "q": case "Q": this.nudge(b, { yaw: wrapAngle(b.yaw + turn) }); return true;
-      case "e": case "E": this.nudge(b, { yaw: wrapAngle(b.yaw - turn) }); return true;
-      case "ArrowUp": this.nudge(b, { cx: b.cx + move }); return true;
-      case "ArrowDown": this.nudge(b, { cx: b.cx - move }); return true;
-      case "ArrowLeft": this.nudge(b, { cy: b.cy + move }); return true;
-      case "ArrowRight": this.nudge(b, { cy: b.cy - move }); return true;
+      case "q": case "Q": this.nudge(b, { yaw: wrapAngle(b.yaw + turn) }, k); return true;
+      case "e": case "E": this.nudge(b, { yaw: wrapAngle(b.yaw - turn) }, k); return true;
+      case "ArrowUp": this.nudge(b, { cx: b.cx + move }, k); return true;
+      case "ArrowDown": this.nudge(b, { cx: b.cx - move }, k); return true;
+      case "ArrowLeft": this.nudge(b, { cy: b.cy + move }, k); return true;
+      case "ArrowRight": this.nudge(b, { cy: b.cy - move }, k); return true;
       case "+": case "=": height(STEP.height); return true;
       case "-": case "_": height(-STEP.height); return true;
       case "PageUp": height(big ? STEP.heightBig : STEP.height); return true;
       case "PageDown": height(-(big ? STEP.heightBig : STEP.height)); return true;
-      case "[": this.nudge(b, { cz: b.cz - STEP.height }); return true;
-      case "]": this.nudge(b, { cz: b.cz + STEP.height }); return true;
-      case "{": this.nudge(b, { cz: b.cz - STEP.heightBig }); return true;
-      case "}": this.nudge(b, { cz: b.cz + STEP.heightBig }); return true;
+      case "[": this.nudge(b, { cz: b.cz - STEP.height }, k); return true;
+      case "]": this.nudge(b, { cz: b.cz + STEP.height }, k); return true;
+      case "{": this.nudge(b, { cz: b.cz - STEP.heightBig }, k); return true;
+      case "}": this.nudge(b, { cz: b.cz + STEP.heightBig }, k); return true;
       case "Delete": case "Backspace": this.removeRow(b.row); return true;
       default: return false;
     }
@@ -1275,7 +1320,13 @@ class BoxViewer {
     this.side.addEventListener("contextmenu", (e) => e.preventDefault());
 
     this.root.addEventListener("keydown", (e) => {
-      if (e.ctrlKey || e.metaKey || e.altKey || e.target.tagName !== "CANVAS") return;
+      if (e.target.tagName !== "CANVAS" || e.altKey) return;
+      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && (e.key === "z" || e.key === "Z")) {
+        e.preventDefault();
+        this.undo();
+        return;
+      }
+      if (e.ctrlKey || e.metaKey) return;
       if (this.onKey(e)) {
         e.preventDefault();
         e.stopPropagation(); // the page's own keys (best-worst choices) stay out of it
