@@ -330,7 +330,14 @@ def test_deleting_in_the_view_removes_the_row(webgl_page, live_server, lidar_pro
     page.keyboard.press("Delete")
     assert rows.count() == 1
     assert_near(row_values(page, 0), {"cx": 24.0, "cy": -5.0, "l": 4.0, "w": 4.0, "yaw": turned})
+    # show the truck in the perspective view (F), deselect it, and click it there
+    page.keyboard.press("n")
+    page.keyboard.press("f")
     page.keyboard.press("Escape")
+    assert page.evaluate(selected) is None
+    at = page.evaluate("window.annolabBoxes.objects.perspectivePixel(24, -5, -1)")
+    page.locator(".boxes3d-persp").click(position={"x": at["px"], "y": at["py"]})
+    assert page.evaluate(selected) == 0
     page.locator('[name="objects__label"]').first.select_option("truck")
     with page.expect_navigation():
         page.get_by_role("button", name="Submit").click()

@@ -1363,6 +1363,11 @@ class BoxViewer {
       pointCount: () => this.points.length / 4,
       bevToWorld: (px, py) => this.bevToWorld(px, py),
       worldToBev: (x, y) => this.worldToBev(x, y),
+      // CSS pixels of a point in the perspective view, from its top left corner
+      perspectivePixel: (x, y, z) => {
+        const v = new THREE.Vector3(x, y, z).project(this.perspCamera);
+        return { px: ((v.x + 1) / 2) * this.perspGl.clientWidth, py: ((1 - v.y) / 2) * this.perspGl.clientHeight };
+      },
       // boxes as the table holds them
       boxes: () => this.boxes.filter((b) => b.valid).map(pick),
       // boxes as drawn in the views (read back from the three.js scene)
