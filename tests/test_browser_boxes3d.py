@@ -1,9 +1,12 @@
-"""An annotator draws a 3D box on a lidar sweep in Debian's chromium: drags its footprint in
+"""An annotator draws 3D boxes on a lidar sweep in Debian's chromium: drags a footprint in
 the bird's-eye view, moves it, turns it and raises it with keys, stretches it by a handle,
-labels it, types one number in the table and submits; the stored box has the geometry the
-mouse and the keys gave it. The sweep is a KITTI .bin written here (a ground plane with a
-car, a truck and a pedestrian on it), imported with its project like any other. Screenshots
-go to test-artifacts/boxes3d-*.png."""
+sets its height in the side view, labels it, types one number in the table and submits; the
+stored box has the geometry the mouse and the keys gave it. The sweep is a KITTI .bin
+written here (a ground plane with a car, a truck and a pedestrian on it), imported with its
+project like any other; one more test boxes the demo's car on its .pcd sweep. Also: turning
+by the handle, deleting and undoing, selecting in the perspective view, a page without
+WebGL and a cloud the server cannot read (the table still takes the boxes). Screenshots go
+to test-artifacts/boxes3d-*.png."""
 
 import importlib.util
 import json
@@ -23,7 +26,8 @@ from .test_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-TOLERANCE = 0.15  # metres (and radians for yaw)
+TOLERANCE = 0.15  # metres
+YAW_TOLERANCE = math.radians(2)
 GROUND = -1.7  # the road under a roof scanner, in its frame
 OBJECTS = [  # label, centre x, y, length, width, height, yaw
     ("car", 12.0, 4.0, 4.2, 1.8, 1.5, 0.35),
@@ -178,7 +182,8 @@ def assert_near(actual, expected):
         if isinstance(value, str):
             assert actual[key] == value, (key, actual)
         else:
-            assert abs(actual[key] - value) <= TOLERANCE, (key, actual[key], value, actual)
+            limit = YAW_TOLERANCE if key == "yaw" else TOLERANCE
+            assert abs(actual[key] - value) <= limit, (key, actual[key], value, actual)
 
 
 def open_viewer(page, url):
@@ -256,7 +261,7 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
     page.locator('[name="objects__cy"]').first.fill("3.5")
     shown = page.evaluate(f"{viewer}.drawn()")
     assert len(shown) == 1 and abs(shown[0]["cy"] - 3.5) < 1e-6
-    assert abs(shown[0]["yaw"] - yaw) <= TOLERANCE and abs(shown[0]["l"] - 5.0) <= TOLERANCE
+    assert abs(shown[0]["yaw"] - yaw) <= YAW_TOLERANCE and abs(shown[0]["l"] - 5.0) <= TOLERANCE
 
     with page.expect_navigation():
         page.get_by_role("button", name="Submit").click()
@@ -270,7 +275,7 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
     assert all(
         abs(a - b) <= TOLERANCE for a, b in zip(stored["size"], [5.0, 2.0, 2.1], strict=True)
     ), stored
-    assert abs(stored["yaw"] - yaw) <= TOLERANCE, stored
+    assert abs(stored["yaw"] - yaw) <= YAW_TOLERANCE, stored
 
     # the stored box comes back drawn; on a phone the page does not scroll sideways
     url = f"{live_server.url}/projects/lidar/annotate/{answer.unit_id}/"
