@@ -283,6 +283,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Samples open to the fields of a page's results, not folded to [{…}].
+    "REDOC_UI_SETTINGS": {"jsonSampleExpandLevel": 4},
 }
 
 SESSION_COOKIE_HTTPONLY = True

@@ -22,7 +22,7 @@ from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
 from .invite_views import InviteForm, invitable_member_ids, pop_invite_links, remember_invites
 from .invites import create_missing_accounts
-from .models import Assignment, Item, Lab, Membership, Unit
+from .models import Assignment, Instance, Item, Lab, Membership, Unit
 from .queue import next_unit
 from .schemes import scheme_type
 from .schemes.base import label_names
@@ -67,6 +67,12 @@ def project_detail(request, slug):
     items = Paginator(Item.objects.filter(project=project).order_by("index"), 50).get_page(
         request.GET.get("items")
     )
+    # A project of whole records (no items) lists its instances instead.
+    instances = None
+    if not overview.n_items and overview.n_instances:
+        instances = Paginator(
+            Instance.objects.filter(project=project).order_by("position"), 50
+        ).get_page(request.GET.get("instances"))
     tuples = Paginator(
         Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE)
         .select_related("instance")
@@ -82,6 +88,11 @@ def project_detail(request, slug):
             "progress": progress,
             "overview": overview,
             "items": items,
+            "instances": instances,
+            "instance_rows": [
+                (i.position, i.instance_id, str(i.data.get(project.settings.text_key, "")))
+                for i in instances or []
+            ],
             "tuples": tuples,
             "member_form": AddMembersForm(),
             "member_results": _pop_member_results(request, project),

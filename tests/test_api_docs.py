@@ -2,7 +2,9 @@
 are for with readable names, a real sample for the project list, and nothing fetched from
 another host. Also the site's favicon and the logout message."""
 
+import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -92,6 +94,9 @@ def test_the_docs_page_loads_nothing_from_another_host(logged_in):
     # Redoc's bundle draws its maker's logo from their server: the start-up script swaps any
     # image from another host for ours, and the page names ours.
     assert "ownIfForeign" in init
+    # samples open down to a page's results (Redoc folds them to [{…}] by default)
+    redoc_settings = re.search(r'data-settings="([^"]+)"', html).group(1)
+    assert json.loads(unescape(redoc_settings))["jsonSampleExpandLevel"] >= 3
     logo = re.search(r'data-logo-url="([^"]+)"', html).group(1)
     assert logo.startswith("/static/") and logo.endswith("favicon.svg")
     parts = [part.split() for part in response["Content-Security-Policy"].split(";")]
