@@ -100,24 +100,33 @@
   highlight();
 
   // ----- rows of segments and boxes
+  // A new row is the last one copied and emptied, made for "Add segment"/"Add box" and for
+  // the timeline (timeline.js asks with an "add-row" event: a drag swallows clicks).
+  function addRow(table) {
+    var body = table.tBodies[0];
+    var last = body.querySelector("tr.data-row:last-child");
+    var row = last.cloneNode(true);
+    row.querySelectorAll("input").forEach(function (input) {
+      input.value = "";
+      input.removeAttribute("aria-invalid"); // a new row has no error yet
+    });
+    row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
+    body.appendChild(row);
+    return row;
+  }
   document.querySelectorAll(".add-row").forEach(function (button) {
     button.addEventListener("click", function () {
-      var body = document.querySelector('table[data-rows="' + button.dataset.for + '"] tbody');
-      var last = body.querySelector("tr.data-row:last-child");
-      var row = last.cloneNode(true);
-      row.querySelectorAll("input").forEach(function (input) {
-        input.value = "";
-        input.removeAttribute("aria-invalid"); // a new row has no error yet
-      });
-      row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
-      body.appendChild(row);
+      var row = addRow(document.querySelector('table[data-rows="' + button.dataset.for + '"]'));
       var first = row.querySelector("input");
       if (first) first.focus();
     });
   });
-  form.addEventListener("click", function (event) {
-    if (!event.target.classList.contains("remove-row")) return;
-    var row = event.target.closest("tr");
+  form.addEventListener("add-row", function (event) {
+    var table = event.target.closest("table[data-rows]");
+    if (table) event.detail.row = addRow(table);
+  });
+  // Remove takes the row away, or empties it when it is the last one.
+  function removeRow(row) {
     var body = row.parentNode;
     if (body.querySelectorAll("tr.data-row").length > 1) {
       body.removeChild(row);
@@ -128,6 +137,13 @@
       });
       row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
     }
+  }
+  form.addEventListener("click", function (event) {
+    if (event.target.classList.contains("remove-row")) removeRow(event.target.closest("tr"));
+  });
+  form.addEventListener("remove-row", function (event) {
+    removeRow(event.target.closest("tr"));
+    checkNothing();
   });
   // ----- "Nothing to mark" with rows filled in is a contradiction: the browser holds the
   // form back with this message (the server refuses it too), and nothing typed is lost.
@@ -151,17 +167,5 @@
     if (event.target.classList.contains("remove-row")) checkNothing();
   });
   checkNothing();
-
-  document.querySelectorAll(".mark-time").forEach(function (button) {
-    button.addEventListener("click", function () {
-      var fieldset = button.closest("fieldset");
-      var video = fieldset.querySelector("video");
-      var rows = fieldset.querySelectorAll("tr.data-row");
-      var row = rows[rows.length - 1];
-      var start = row.querySelector('input[name$="__start"]');
-      var end = row.querySelector('input[name$="__end"]');
-      var now = video ? video.currentTime.toFixed(2) : "";
-      if (!start.value) start.value = now; else end.value = now;
-    });
-  });
+  // "Use current time" (segment schemes) is timeline.js's: it never writes over a typed value.
 })();
