@@ -6,6 +6,7 @@ truth says someone speaks or laughs and is near silent elsewhere."""
 import importlib.util
 import io
 import math
+import re
 import wave
 from pathlib import Path
 
@@ -49,14 +50,27 @@ def test_items_name_the_files_written_and_nothing_else(written):
     assert 5e6 < total < 20e6, total
 
 
-def test_a_second_run_finds_the_same_bytes_and_repairs_a_damaged_file(written):
+@pytest.mark.parametrize("number", [3, 7, 14])
+def test_the_generator_makes_the_same_bytes_again(written, number):
+    root, _ = written
+    item, truth = CLIPS[number - 1], TRUTHS[number - 1]
+    again = demo_media.clip_files(item, truth, make_demo.PCD_CLIPS.get(number))
+    assert set(again) == {item["media_url"], item["pointcloud"]}
+    for name, content in again.items():
+        assert (root / name).read_bytes() == content, name
+
+
+def test_a_second_run_keeps_the_files_and_repairs_a_damaged_one(written):
     root, first = written
-    damaged = root / "media" / "clip_03.wav"
+    again = demo_media.write_demo_media(root)
+    assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
+    damaged, lost = root / "media" / "clip_03.wav", root / "media" / "clip_09.bin"
     good = damaged.read_bytes()
     damaged.write_bytes(good[:1000])
-    again = demo_media.write_demo_media(root)
-    assert again.written == [damaged]
-    assert len(again.unchanged) == len(first.written) - 1
+    lost.unlink()
+    repaired = demo_media.write_demo_media(root)
+    assert sorted(repaired.written) == [damaged, lost]
+    assert len(repaired.unchanged) == len(first.written) - 2
     assert damaged.read_bytes() == good
 
 
@@ -147,3 +161,44 @@ def test_audio_sounds_in_the_truth_segments_and_is_quiet_elsewhere(written, numb
         windows = inside[: len(inside) // 1600 * 1600].reshape(-1, 1600)
         loud = np.sqrt((windows**2).mean(axis=1)) > 4 * background
         assert loud.mean() > 0.5, segment
+
+
+@pytest.mark.django_db
+def test_load_demo_stores_the_media_and_serves_them_to_a_member(client):
+    from django.utils import timezone
+
+    from demo.management.commands.load_demo import AGREEMENT_DEMO, Command, demo_lab_and_users
+    from projects.models import Annotation, Project, Unit
+    from projects.services import project_folder
+
+    lab, users = demo_lab_and_users()
+    Command(stdout=io.StringIO()).load_agreement_demo(lab, users["admin"])
+    project = Project.objects.get(slug=AGREEMENT_DEMO[0])
+    # Every file an item names is stored in the project's own folder, as generated.
+    stored = project_folder(project) / "media"
+    source = ROOT / "examples" / "agreement_demo"
+    for item in CLIPS:
+        for key in ("media_url", "pointcloud"):
+            assert (stored / item[key]).read_bytes() == (source / item[key]).read_bytes()
+    # The answers read as recent: the newest from the moment the demo was loaded.
+    stamps = Annotation.objects.filter(project=project).values_list("created_at", flat=True)
+    now = timezone.now()
+    assert now - max(stamps) < timezone.timedelta(minutes=5)
+    assert now - min(stamps) < timezone.timedelta(days=3)
+    # A member opening a clip gets a page whose audio and point cloud load.
+    client.force_login(users["anna"])
+    unit = Unit.objects.get(project=project, external_id="clip_07")
+    page = client.get(f"/projects/{project.slug}/annotate/{unit.pk}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    urls = set(re.findall(r'(?:src|data-points-url)="(/projects/agreement-demo/[^"]+)"', html))
+    assert any(url.endswith("clip_07.wav") for url in urls), urls
+    assert any("points" in url and "clip_07.pcd" in url for url in urls), urls
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert len(body) > 1000, url
+    # Someone outside the project gets nothing.
+    client.force_login(users["ben"].__class__.objects.create(username="outsider"))
+    assert all(client.get(url).status_code == 404 for url in urls)
