@@ -1,5 +1,6 @@
 """Reads: which projects a person sees and may manage, and how far each has come."""
 
+import json
 import random
 from dataclasses import dataclass
 
@@ -152,12 +153,46 @@ def lab_members(lab: Lab) -> QuerySet[LabMembership]:
 
 
 def _item_display(project: Project) -> dict:
-    """How the tuple's items are shown: by the first scheme whose type shows items."""
-    for scheme in project.schemes:
-        display = scheme_type(scheme["type"]).item_display(scheme["options"])
-        if display is not None:
-            return display
-    return {}
+    """How the tuple's items are shown: in the order the first scheme whose type shows items
+    asks; with their source when any such scheme shows sources (its source_key)."""
+    shown = [
+        display
+        for scheme in project.schemes
+        if (display := scheme_type(scheme["type"]).item_display(scheme["options"])) is not None
+    ]
+    if not shown:
+        return {}
+    sources = [display for display in shown if display.get("show_source")]
+    return {**shown[0], **(sources[0] if sources else {}), "show_source": bool(sources)}
+
+
+# The fields show_source reads when no source_key is given, in this order.
+DEFAULT_SOURCE_KEYS = ("system", "source")
+
+
+def item_source(data: dict, item_id: str, source_key: str | None, *, listed: bool) -> str:
+    """What show_source shows for an item: its source_key field ("id": the item's id), or
+    by default its system or source field; for an item listed in an instance (items_key),
+    its id, which names the system that produced it in the guides' data."""
+    if source_key == "id":
+        return str(item_id)
+    if source_key:
+        value = data.get(source_key)
+        return "" if value is None or isinstance(value, dict | list) else str(value)
+    for key in DEFAULT_SOURCE_KEYS:
+        value = data.get(key)
+        if value not in (None, "") and not isinstance(value, dict | list):
+            return str(value)
+    return str(item_id) if listed else ""
+
+
+def source_label(project: Project, source_key: str | None) -> str:
+    """The label of the items' source: instance_display's label for its key, else the key."""
+    key = source_key or "source"
+    for field in project.settings.instance_display:
+        if field["key"] == key:
+            return field["label"]
+    return key.replace("_", " ").capitalize()
 
 
 def display_order(unit: Unit, user, randomize: bool) -> list[int]:
@@ -188,6 +223,7 @@ def unit_items(project: Project, unit: Unit, user) -> list[dict]:
             ).values_list("item_id", "text", "data")
         }
     display = _item_display(project)
+    listed = unit.instance_id is not None and bool(unit.instance.items)
     order = display_order(unit, user, bool(display.get("randomize_order")))
     items = []
     for shown, position in enumerate(order):
@@ -195,16 +231,20 @@ def unit_items(project: Project, unit: Unit, user) -> list[dict]:
         text, data = rows.get(item_id, ("", {}))
         item = {"id": item_id, "text": text, "letter": chr(ord("A") + shown)}
         if display.get("show_source"):
-            item["source"] = (data or {}).get("system") or (data or {}).get("source") or ""
+            item["source"] = item_source(
+                data or {}, item_id, display.get("source_key"), listed=listed
+            )
         items.append(item)
     return items
 
 
 def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
     """The instance fields shown as context: instance_display's fields, or every simple
-    field of the instance when the config lists none."""
+    field of the instance when the config lists none. A tuple of items read one per line
+    shows the instance_display fields its items all share (the source sentence of the
+    outputs it compares)."""
     if unit.instance_id is None:
-        return []
+        return _shared_item_fields(project, unit)
     data = unit.instance.data or {}
     config = project.settings
     if config.instance_display:
@@ -220,6 +260,26 @@ def unit_context_fields(project: Project, unit: Unit) -> list[dict]:
         for k, v in data.items()
         if k != id_key and k not in drawn and isinstance(v, str | int | float)
     ]
+
+
+def _shared_item_fields(project: Project, unit: Unit) -> list[dict]:
+    fields = project.settings.instance_display
+    if not fields or not unit.item_ids:
+        return []
+    rows = list(
+        Item.objects.filter(project=project, item_id__in=unit.item_ids).values_list(
+            "data", flat=True
+        )
+    )
+    shared = []
+    for field in fields:
+        values = {
+            json.dumps((data or {}).get(field["key"]), sort_keys=True, default=str) for data in rows
+        }
+        value = (rows[0] or {}).get(field["key"]) if rows else None
+        if len(values) == 1 and isinstance(value, str | int | float) and value != "":
+            shared.append({"key": field["key"], "label": field["label"], "value": value})
+    return shared
 
 
 def drawn_fields(project: Project) -> list[str]:
@@ -246,6 +306,9 @@ def unit_payload(project: Project, unit: Unit, user) -> dict:
     }
     # The URLs of the media these fields name (a stored file's own URL; projects.media).
     payload["media"] = unit_media(project, payload["data"])
+    display = _item_display(project)
+    if display.get("show_source"):
+        payload["source_label"] = source_label(project, display.get("source_key"))
     return payload
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import invite_views, media_views, views
+from . import instructions_views, invite_views, media_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,6 +14,11 @@ urlpatterns = [
         name="project-invite",
     ),
     path("projects/<slug:slug>/export/", views.project_export, name="project-export"),
+    path(
+        "projects/<slug:slug>/instructions/",
+        instructions_views.project_instructions,
+        name="project-instructions",
+    ),
     path("projects/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("projects/<slug:slug>/annotate/<int:unit_id>/", views.annotate_unit, name="annotate-unit"),
     path("projects/<slug:slug>/media/<path:path>", media_views.project_media, name="project-media"),

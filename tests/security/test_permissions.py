@@ -47,6 +47,7 @@ project-invite                          302    405    405    405    405    405  
 POST project-invite                     302    404    404    404    404    404    400    400
 project-export                          302    404    404    404    404    404    200    200
 annotate                                302    404    200    404    404    404    200    200
+project-instructions                    302    404    200    404    404    404    200    200
 annotate-unit                           302    404    200    404    404    404    404    404
 POST annotate-unit                      302    404    400    404    404    404    404    404
 POST+answer_form annotate-unit          302    404    302    404    404    404    404    404
@@ -99,6 +100,7 @@ POST open:project-members               302    404    404    404    404    404  
 POST open:project-invite                302    404    404    404    404    404    400    400
 open:project-export                     302    404    404    404    404    404    200    200
 open:annotate                           302    200    200    200    200    200    200    200
+open:project-instructions               302    200    200    200    200    200    200    200
 open:agreement-iaa                      302    404    404    404    404    404    200    200
 open:api-project-detail                 401    200    200    200    200    200    200    200
 POST open:api-queue-next                401    200    200    200    200    200    200    200
