@@ -17,7 +17,7 @@ from django.views.decorators.http import require_safe
 from . import selectors
 from .access import visible_project_or_404
 from .media import CONTENT_TYPES, POINT_CLOUDS, stored_file
-from .pointclouds import decimate, read_points
+from .pointclouds import read_points
 from .services import project_folder
 
 CHUNK = 64 * 1024
@@ -115,7 +115,7 @@ def project_points(request, slug, path):
     does not decode."""
     target = _stored_or_404(request, slug, path, extensions=POINT_CLOUDS)
     try:
-        points = read_points(target)
+        points = read_points(target, max_points=settings.POINT_CLOUD_MAX_POINTS)
     except ValueError as exc:
         response = HttpResponse(
             f"This point cloud cannot be read: {exc}",
@@ -124,7 +124,6 @@ def project_points(request, slug, path):
         )
         response["X-Content-Type-Options"] = "nosniff"
         return response
-    points = decimate(points, settings.POINT_CLOUD_MAX_POINTS)
     body = np.ascontiguousarray(points, dtype="<f4").tobytes()
     response = HttpResponse(body, content_type="application/octet-stream")
     response["X-Point-Count"] = str(len(points))

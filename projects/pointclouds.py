@@ -35,10 +35,20 @@ _PCD_TYPES = {
 }
 
 
-def read_points(path: str | Path) -> np.ndarray:
-    """The points of a .bin or .pcd file as an (n, 4) float32 array (x, y, z, intensity)."""
+def read_points(path: str | Path, max_points: int | None = None) -> np.ndarray:
+    """The points of a .bin or .pcd file as an (n, 4) float32 array (x, y, z, intensity);
+    with ``max_points``, at most that many, evenly spread over the file (decimate)."""
     path = Path(path)
-    return parse_points(path.read_bytes(), path.suffix)
+    if path.suffix.lower() == ".bin" and max_points is not None:
+        # Only the rows kept are read: a large sweep never sits whole in memory.
+        size = path.stat().st_size
+        _check_bin_size(size)
+        if size == 0:
+            return np.zeros((0, 4), dtype=np.float32)
+        rows = np.memmap(path, dtype="<f4", mode="r", shape=(size // BIN_POINT_BYTES, 4))
+        return _finite(np.asarray(decimate(rows, max_points)))
+    points = parse_points(path.read_bytes(), path.suffix)
+    return points if max_points is None else decimate(points, max_points)
 
 
 def parse_points(data: bytes, extension: str) -> np.ndarray:
@@ -53,11 +63,7 @@ def parse_points(data: bytes, extension: str) -> np.ndarray:
 
 def parse_bin(data: bytes) -> np.ndarray:
     """KITTI velodyne points: float32 little-endian x, y, z, intensity, 16 bytes each."""
-    if len(data) % BIN_POINT_BYTES:
-        raise ValueError(
-            f"a .bin point cloud holds 16 bytes per point (float32 x, y, z, intensity); "
-            f"this file has {len(data)} bytes, not a multiple of 16"
-        )
+    _check_bin_size(len(data))
     points = np.frombuffer(data, dtype="<f4").reshape(-1, 4)
     return _finite(points)
 
@@ -107,6 +113,14 @@ def parse_pcd(data: bytes) -> np.ndarray:
         if name in wanted:
             points[:, axis] = columns[name]
     return _finite(points)
+
+
+def _check_bin_size(size: int) -> None:
+    if size % BIN_POINT_BYTES:
+        raise ValueError(
+            f"a .bin point cloud holds 16 bytes per point (float32 x, y, z, intensity); "
+            f"this file has {size} bytes, not a multiple of 16"
+        )
 
 
 def decimate(points: np.ndarray, limit: int) -> np.ndarray:

@@ -209,3 +209,26 @@ def test_decimate_keeps_points_spread_over_the_whole_cloud():
     steps = np.diff(kept[:, 0] / 4)
     assert steps.min() >= 110 and steps.max() <= 112  # even gaps of about 999 / 9
     assert decimate(cloud, 5000) is cloud
+
+
+def test_read_points_thins_a_file_as_decimate_does(tmp_path):
+    cloud = np.arange(1000 * 4, dtype="<f4").reshape(1000, 4)
+    (tmp_path / "big.bin").write_bytes(cloud.tobytes())
+    (tmp_path / "big.pcd").write_bytes(
+        pcd(
+            ["x", "y", "z", "intensity"],
+            [4] * 4,
+            ["F"] * 4,
+            cloud.tobytes(),
+            data="binary",
+            points=1000,
+        )
+    )
+    for name in ("big.bin", "big.pcd"):
+        np.testing.assert_array_equal(read_points(tmp_path / name, 10), decimate(cloud, 10))
+        np.testing.assert_array_equal(read_points(tmp_path / name, 5000), cloud)
+    (tmp_path / "odd.bin").write_bytes(b"\x00" * 20)
+    with pytest.raises(ValueError, match="20 bytes, not a multiple of 16"):
+        read_points(tmp_path / "odd.bin", 10)
+    (tmp_path / "empty.bin").write_bytes(b"")
+    assert read_points(tmp_path / "empty.bin", 10).shape == (0, 4)
