@@ -256,6 +256,13 @@ def test_stored_segments_drawn_and_deleted_by_key_and_narrow_screen_fits(
     box = wrapper_box(page, "events")
     assert drawn["x"] == pytest.approx(x_at(box, 1.0), abs=3)
     assert drawn["x"] + drawn["width"] == pytest.approx(x_at(box, 2.0), abs=3)
+    # click it, P: it plays from its start and stops at its end
+    page.mouse.click(drawn["x"] + drawn["width"] / 2, drawn["y"] + drawn["height"] / 2)
+    page.keyboard.press("p")
+    page.wait_for_function("() => !document.querySelector('audio').paused")
+    page.wait_for_function("() => document.querySelector('audio').paused", timeout=5000)
+    stopped = page.evaluate("document.querySelector('audio').currentTime")
+    assert stopped == pytest.approx(2.0, abs=0.1)
 
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
@@ -309,12 +316,31 @@ def test_a_video_gets_a_timeline_under_its_player(browser_page, live_server, tmp
     assert value(page, "events", "start", 0) == pytest.approx(seconds_at(box, a), abs=0.011)
     assert value(page, "events", "end", 0) == pytest.approx(seconds_at(box, b), abs=0.011)
     page.screenshot(path=ARTIFACTS / "timeline-video.png", full_page=True)
+
+    # zoomed in twice (+ +) the lane shows a quarter of the clip; a drag maps as before
+    page.keyboard.press("+")
+    page.keyboard.press("+")
+    lane = page.locator(".timeline-wave").bounding_box()
+    page.wait_for_function(
+        """width => document.querySelector('.timeline-wave > div').shadowRoot
+            .querySelector('[part="wrapper"]').getBoundingClientRect().width > 3.9 * width""",
+        arg=lane["width"],
+    )
+    zoomed = wrapper_box(page, "events")
+    assert zoomed["width"] == pytest.approx(4 * box["width"], rel=0.01)
+    c, d = x_at(zoomed, 0.25), x_at(zoomed, 0.6)
+    drag(page, c, d, y)
+    assert value(page, "events", "start", 1) == pytest.approx(seconds_at(zoomed, c), abs=0.005)
+    assert value(page, "events", "end", 1) == pytest.approx(seconds_at(zoomed, d), abs=0.005)
+    page.keyboard.press("1")
+    page.screenshot(path=ARTIFACTS / "timeline-video-zoomed.png", full_page=True)
     assert problems == []
     with page.expect_navigation():
         page.get_by_role("button", name="Submit").click()
-    (stored,) = Annotation.objects.get(annotator=user, scheme="events").value
-    assert stored["label"] == "stop"
-    assert stored["start"] == pytest.approx(seconds_at(box, a), abs=0.011)
+    stored = Annotation.objects.get(annotator=user, scheme="events").value
+    assert [s["label"] for s in stored] == ["stop", "braking"]
+    assert stored[0]["start"] == pytest.approx(seconds_at(box, a), abs=0.011)
+    assert stored[1]["end"] == pytest.approx(seconds_at(zoomed, d), abs=0.005)
 
     # the next clip's file is missing: no timeline, the table and a message instead
     status = page.locator(".timeline-status")

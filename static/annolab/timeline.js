@@ -17,6 +17,7 @@ const PALETTE = [
   [110, 60, 170], [0, 120, 140], [190, 80, 140], [90, 96, 110],
 ];
 const UNLABELLED = [90, 96, 110];
+const MAX_ZOOM = 10; // the fitted width doubled at most this many times
 
 function round2(seconds) { return Math.round(seconds * 100) / 100; }
 function seconds(text) {
@@ -107,6 +108,9 @@ class Timeline {
     this.clockEl = root.querySelector(".timeline-clock");
     this.playButton = root.querySelector(".timeline-play");
     this.segmentButton = root.querySelector(".timeline-play-segment");
+    this.zoomInButton = root.querySelector(".timeline-zoom-in");
+    this.zoomOutButton = root.querySelector(".timeline-zoom-out");
+    this.zoomLevel = 0; // 0: the whole media fits the lane
     const first = this.body.querySelector("tr.data-row");
     this.labels = Array.from(this.cell(first, "label").options)
       .map((option) => option.value)
@@ -198,8 +202,10 @@ class Timeline {
         cursorWidth: 2,
         normalize: Boolean(decoded),
         interact: true,
-        autoScroll: false,
+        autoScroll: true,
         autoCenter: false,
+        // zoomed in, the lanes scroll together on the last lane's scrollbar
+        hideScrollbar: tier !== this.tiers[this.tiers.length - 1],
         plugins: [regions],
       });
       const lane = { tier, ws, regions, wave };
@@ -248,6 +254,18 @@ class Timeline {
     media.addEventListener("pause", playing);
     this.playButton.addEventListener("click", () => this.playPause());
     this.segmentButton.addEventListener("click", () => this.playSegment());
+    this.zoomInButton.addEventListener("click", () => this.zoom(1));
+    this.zoomOutButton.addEventListener("click", () => this.zoom(-1));
+    this.zoomOutButton.disabled = true;
+    this.lanes[0].ws.on("redrawcomplete", () => this.renderRuler());
+    for (const lane of this.lanes) {
+      lane.ws.on("scroll", (startTime, endTime, left) => {
+        for (const other of this.lanes) {
+          if (other !== lane && other.ws.getScroll() !== left) other.ws.setScroll(left);
+        }
+        this.renderRuler();
+      });
+    }
     this.lanesEl.addEventListener("keydown", (event) => this.key(event));
 
     const later = () => this.scheduleSync();
@@ -423,6 +441,7 @@ class Timeline {
 
   select(row) {
     const previous = this.selected;
+    if (row !== previous) this.say(""); // a message is about the segment it was said for
     this.selected = row;
     for (const r of this.rows()) r.classList.toggle("is-selected", r === row);
     if (previous && previous !== row) this.paint(previous);
@@ -434,6 +453,14 @@ class Timeline {
   seek(t) {
     const to = Math.max(0, Math.min(this.duration, t));
     for (const lane of this.lanes) lane.ws.setTime(to);
+    if (!this.zoomLevel) return;
+    const ws = this.lanes[0].ws; // zoomed in: bring the playhead into view
+    const perSecond = ws.getWrapper().getBoundingClientRect().width / this.duration;
+    const from = ws.getScroll() / perSecond;
+    const visible = ws.getWidth() / perSecond;
+    if (to < from || to > from + visible) {
+      for (const lane of this.lanes) lane.ws.setScrollTime(Math.max(0, to - visible / 2));
+    }
   }
 
   playPause() {
@@ -510,6 +537,8 @@ class Timeline {
     else if (key === "ArrowLeft") this.seek(this.time - 1);
     else if (key === "ArrowRight") this.seek(this.time + 1);
     else if (/^[1-9]$/.test(key)) this.labelSelected(Number(key) - 1);
+    else if (key === "+" || key === "=") this.zoom(1);
+    else if (key === "-") this.zoom(-1);
     else done = false;
     if (done) {
       event.preventDefault();
@@ -563,15 +592,36 @@ class Timeline {
     this.say("Segment " + (this.rows().indexOf(row) + 1) + " " + side + ": " + t.toFixed(2) + " s.");
   }
 
+  // Zoom in (+1) or out (-1): each step doubles or halves the pixels per second, from the
+  // whole media fitting the lane; the playhead stays in view.
+  zoom(direction) {
+    const level = Math.max(0, Math.min(MAX_ZOOM, this.zoomLevel + direction));
+    if (level === this.zoomLevel || !this.lanes.length) return;
+    this.zoomLevel = level;
+    const fit = this.lanes[0].ws.getWidth() / this.duration;
+    for (const lane of this.lanes) lane.ws.zoom(level ? fit * Math.pow(2, level) : 0);
+    const visible = this.duration / Math.pow(2, level);
+    for (const lane of this.lanes) lane.ws.setScrollTime(Math.max(0, this.time - visible / 2));
+    this.zoomOutButton.disabled = level === 0;
+    this.zoomInButton.disabled = level === MAX_ZOOM;
+    this.renderRuler();
+  }
+
+  // Ticks under the lanes for the part of the media in view.
   renderRuler() {
     const width = this.rulerTrack.clientWidth;
-    if (!width || !this.duration) return;
-    const step = niceStep((this.duration * 64) / width);
+    if (!width || !this.duration || !this.lanes.length) return;
+    const ws = this.lanes[0].ws;
+    const perSecond = ws.getWrapper().getBoundingClientRect().width / this.duration || width / this.duration;
+    const left = ws.getScroll();
+    const step = niceStep(64 / perSecond);
     const ticks = [];
-    for (let n = 0; n * step <= this.duration + 1e-9; n++) {
+    for (let n = Math.floor(left / perSecond / step); n * step <= this.duration + 1e-9; n++) {
+      const x = n * step * perSecond - left;
+      if (x > width) break;
       const tick = document.createElement("span");
       tick.className = "timeline-tick";
-      tick.style.left = ((n * step) / this.duration) * 100 + "%";
+      tick.style.left = x + "px";
       tick.textContent = clockText(n * step, step);
       ticks.push(tick);
     }
