@@ -21,7 +21,7 @@ from .pointclouds import read_points
 from .services import project_folder
 
 CHUNK = 64 * 1024
-RANGE = re.compile(r"bytes=(\d*)-(\d*)")
+RANGE = re.compile(r"bytes=([0-9]*)-([0-9]*)")  # ASCII digits only
 
 
 def _stored_or_404(request, slug: str, path: str, extensions=CONTENT_TYPES):
