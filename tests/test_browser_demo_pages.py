@@ -35,6 +35,7 @@ WIDTHS = {"visitor": (1280, 390, 360), "annotator": (1280, 390, 360), "manager":
 # Django's own admin is not a page of the site's design; logging out is a form (POST),
 # visited once at the end of each session.
 NOT_CRAWLED = ("/admin/", "/accounts/logout/")
+MAX_SHOT = 6000  # px: a screenshot's height at most
 MAX_PAGES = 80  # per role and width: a crawl finding more has found a loop of new URLs
 
 
@@ -98,7 +99,7 @@ def settle(page, watch: Watch, limit: float = 10.0) -> None:
     end = time.monotonic() + limit
     while watch.pending and time.monotonic() < end:
         page.wait_for_timeout(50)
-    page.wait_for_timeout(100)  # a script's requests started right after load
+    page.wait_for_timeout(50)  # a script's requests started right after load
 
 
 def shot_name(role: str, width: int, key: str) -> str:
@@ -149,6 +150,12 @@ class Crawl:
             wide, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
             if wide > inner:
                 watch.note(f"scrolls sideways: {wide} px of content in a {inner} px window")
+        # A value printed the way Python writes a list or a dict: "['driver', 'passenger']"
+        python = page.evaluate(
+            "(document.body.innerText.match(/[\\[{]'[^'\\n]*'(, |: |[\\]}])/) || [''])[0]"
+        )
+        if python:
+            watch.note(f"shows a Python value: {python}")
         self.seen_schemes.update(
             page.eval_on_selector_all(
                 "#annotate-form fieldset.scheme, #annotate-form .bws-table",
@@ -156,7 +163,13 @@ class Crawl:
                 " : [...e.classList].find(c => c.startsWith('scheme-')).slice(7))",
             )
         )
-        page.screenshot(path=SHOTS / shot_name(role, width, page_key(url)), full_page=True)
+        # The whole page, unless it is as long as the API reference (the first screens then)
+        tall = page.evaluate("document.documentElement.scrollHeight") > MAX_SHOT
+        page.screenshot(
+            path=SHOTS / shot_name(role, width, page_key(url)),
+            full_page=not tall,
+            clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT} if tall else None,
+        )
         watch.open = False
         return self.links()
 
