@@ -81,6 +81,49 @@ function toLocal(b, x, y) {
   return { x: dx * c + dy * s, y: -dx * s + dy * c };
 }
 
+// One view's picture of the cloud (points and grid) is kept in a texture and drawn again only
+// when its camera or the cloud's colours change; boxes are drawn over it every frame. So a box
+// dragged over a large cloud costs a few lines, not the whole cloud, even without a GPU.
+class CloudLayer {
+  constructor(renderer) {
+    this.renderer = renderer;
+    this.target = null;
+    this.key = "";
+    this.scene = new THREE.Scene();
+    this.camera = new THREE.OrthographicCamera(-1, 1, 1, -1, 0, 1);
+    this.quad = new THREE.Mesh(
+      new THREE.PlaneGeometry(2, 2),
+      new THREE.MeshBasicMaterial({ depthTest: false, depthWrite: false })
+    );
+    this.scene.add(this.quad);
+  }
+
+  render(cloud, boxes, camera, version) {
+    const r = this.renderer;
+    const size = r.getDrawingBufferSize(new THREE.Vector2());
+    if (!this.target || this.target.width !== size.x || this.target.height !== size.y) {
+      if (this.target) this.target.dispose();
+      this.target = new THREE.WebGLRenderTarget(size.x, size.y, { samples: 4 });
+      this.quad.material.map = this.target.texture;
+      this.quad.material.needsUpdate = true;
+      this.key = "";
+    }
+    camera.updateMatrixWorld();
+    const key = [version, ...camera.matrixWorld.elements, ...camera.projectionMatrix.elements].join(",");
+    if (key !== this.key) {
+      r.setRenderTarget(this.target);
+      r.render(cloud, camera);
+      r.setRenderTarget(null);
+      this.key = key;
+    }
+    r.render(this.scene, this.camera);
+    r.autoClear = false;
+    r.clearDepth();
+    r.render(boxes, camera);
+    r.autoClear = true;
+  }
+}
+
 class BoxViewer {
   constructor(root) {
     this.root = root;
@@ -158,7 +201,14 @@ class BoxViewer {
       r.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
       r.setClearColor(BACKGROUND, 1);
     }
-    this.scene = new THREE.Scene();
+    this.scene = new THREE.Scene(); // the cloud: points and grid
+    this.boxScene = new THREE.Scene();
+    this.cloudVersion = 0; // bumped when the cloud's look changes (colours, grid)
+    this.layers = {
+      bev: new CloudLayer(this.bevRenderer),
+      persp: new CloudLayer(this.perspRenderer),
+      side: new CloudLayer(this.sideRenderer),
+    };
     this.bevCamera = new THREE.OrthographicCamera(-1, 1, 1, -1, 0.1, 5000);
     this.bevCamera.up.set(1, 0, 0); // x (forward) points up the screen, y (left) to the left
     this.bevCamera.layers.enable(BEV_LAYER);
@@ -187,7 +237,7 @@ class BoxViewer {
     this.bevPoints.frustumCulled = this.perspPoints.frustumCulled = false;
     this.scene.add(this.bevPoints, this.perspPoints);
     this.boxGroup = new THREE.Group();
-    this.scene.add(this.boxGroup);
+    this.boxScene.add(this.boxGroup);
   }
 
   makeGrid() {
@@ -220,6 +270,7 @@ class BoxViewer {
     this.grid = new THREE.LineSegments(geometry, new THREE.LineBasicMaterial({ vertexColors: true }));
     this.grid.renderOrder = -1;
     this.scene.add(this.grid);
+    this.cloudVersion++;
   }
 
   async load() {
@@ -333,6 +384,7 @@ class BoxViewer {
     if (!this.heightColours) return;
     const colours = kind === "intensity" ? this.intensityColours : this.heightColours;
     this.pointsGeometry.setAttribute("color", new THREE.BufferAttribute(colours, 3));
+    this.cloudVersion++;
     this.requestRender();
   }
 
@@ -448,8 +500,9 @@ class BoxViewer {
   render() {
     if (this.glDirty) {
       this.glDirty = false;
-      if (this.bevGl.clientWidth) this.bevRenderer.render(this.scene, this.bevCamera);
-      if (this.perspGl.clientWidth) this.perspRenderer.render(this.scene, this.perspCamera);
+      const v = this.cloudVersion;
+      if (this.bevGl.clientWidth) this.layers.bev.render(this.scene, this.boxScene, this.bevCamera, v);
+      if (this.perspGl.clientWidth) this.layers.persp.render(this.scene, this.boxScene, this.perspCamera, v);
       this.renderSide();
     }
     this.drawBevOverlay();
@@ -465,6 +518,7 @@ class BoxViewer {
   // While a drag in this view lasts, its frame stays where the drag began.
   sideFrame() {
     if (this.sideDrag) return this.sideDrag.frame;
+    if (this.drag && this.drag.sideFrame) return this.drag.sideFrame;
     const b = this.selected();
     const W = this.side.clientWidth, H = this.side.clientHeight;
     if (!b || !W || !H) return null;
@@ -499,7 +553,7 @@ class BoxViewer {
     cam.near = D - f.w / 2 - 0.3;
     cam.far = D + f.w / 2 + 0.3;
     cam.updateProjectionMatrix();
-    this.sideRenderer.render(this.scene, cam);
+    this.layers.side.render(this.scene, this.boxScene, cam, this.cloudVersion);
   }
 
   sideHandles(f, b) {
@@ -1043,11 +1097,15 @@ class BoxViewer {
     e.preventDefault();
     const p = this.bevToWorld(px, py);
     const hit = this.hitTest(px, py);
+    // while a box is dragged here the side view keeps the frame it had: its slab of points
+    // is drawn once, not at every step
     if (hit && hit.handle) {
-      this.drag = { kind: hit.handle.kind, handle: hit.handle, box: { ...hit.box }, start: p, px, py };
+      const sideFrame = this.sideFrame();
+      this.drag = { kind: hit.handle.kind, handle: hit.handle, box: { ...hit.box }, start: p, px, py, sideFrame };
     } else if (hit) {
       if (hit.box.row !== this.selectedRow) this.select(hit.box.row);
-      this.drag = { kind: "move", box: { ...hit.box }, start: p, px, py };
+      const sideFrame = this.sideFrame();
+      this.drag = { kind: "move", box: { ...hit.box }, start: p, px, py, sideFrame };
     } else {
       this.drag = { kind: "draw", start: p, now: p, px, py };
     }
@@ -1115,6 +1173,8 @@ class BoxViewer {
       if (d.moved && l >= MIN_DRAW && w >= MIN_DRAW) this.create(d.start, d.now);
       else if (!d.moved) this.select(null);
       else this.requestRender(false);
+    } else if (d.box) {
+      this.requestRender(); // the side view follows the box again
     }
   }
 
