@@ -207,15 +207,30 @@ def store_media(files: list[MediaFile], project_root: Path) -> list[Path]:
                 raise
             written.append(target)
     except BaseException:
-        remove_media(written)
+        remove_media(written, project_root)
         raise
     return written
 
 
-def remove_media(paths: list[Path]) -> None:
-    """Remove files store_media wrote (an import that failed after storing them)."""
+def remove_media(paths: list[Path], project_root: Path | None = None) -> None:
+    """Remove files store_media wrote (an import that failed after storing them), then the
+    folders left empty under ``project_root``, itself included."""
     for path in paths:
         path.unlink(missing_ok=True)
+    if project_root is None:
+        return
+    root = Path(project_root)
+    for folder in sorted({p.parent for p in paths}, key=lambda p: len(p.parts), reverse=True):
+        while folder != root and folder.is_relative_to(root):
+            try:
+                folder.rmdir()  # only an empty folder goes
+            except OSError:
+                break
+            folder = folder.parent
+    try:
+        root.rmdir()
+    except OSError:
+        pass
 
 
 class _limited:

@@ -163,8 +163,9 @@ def import_project(
         if Project.objects.filter(slug=slug).exists():
             raise ProjectImportError(f"slug {slug!r}: a project with this slug exists already")
     storage_folder = storage_folder or uuid.uuid4().hex
+    folder = Path(settings.PROJECT_FILES_ROOT) / storage_folder
     try:
-        stored = media.store_media(media_files, Path(settings.PROJECT_FILES_ROOT) / storage_folder)
+        stored = media.store_media(media_files, folder)
     except OSError as exc:
         raise ProjectImportError("the media files could not be stored: try again") from exc
     try:
@@ -179,10 +180,10 @@ def import_project(
             storage_folder=storage_folder,
         )
     except events.BuildRefused as exc:
-        media.remove_media(stored)
+        media.remove_media(stored, folder)
         raise ProjectImportError(f"{config_path.name}: {exc}") from exc
     except BaseException:
-        media.remove_media(stored)
+        media.remove_media(stored, folder)
         raise
 
 

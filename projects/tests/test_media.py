@@ -544,3 +544,23 @@ def test_a_head_request_gets_the_headers_only(client, annotator, scenes):
     assert response.status_code == 200
     assert response["Content-Length"] == str(len(WAV))
     assert client.post(media_url(scenes, "media/clip_01.wav")).status_code == 405
+
+
+def test_an_import_refused_after_copying_leaves_no_file_behind(tmp_path, settings, monkeypatch):
+    """A design refused while the project is built, after the media were copied: the
+    copies go, with the folders made for them."""
+    from projects import events
+
+    def refuse(**kwargs):
+        raise events.BuildRefused("the design is refused")
+
+    monkeypatch.setattr(events, "built_project", refuse)
+    config = write_project(
+        tmp_path / "upload",
+        rows_with(pointcloud="clouds/scene.bin", media_url="media/clip_01.wav"),
+        files={"clouds/scene.bin": cloud().tobytes(), "media/clip_01.wav": WAV},
+    )
+    message = refused(config)
+    assert "the design is refused" in message
+    assert not any(settings.PROJECT_FILES_ROOT.iterdir())
+    assert (tmp_path / "upload" / "media" / "clip_01.wav").read_bytes() == WAV  # the source
