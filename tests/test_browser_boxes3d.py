@@ -283,6 +283,13 @@ def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
     open_viewer(page, url)
     assert len(page.evaluate(f"{viewer}.drawn()")) == 1
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # a tap selects it, a button (no keyboard on a phone) zooms in to it
+    phone = BirdsEye(page)
+    page.mouse.click(*phone.pixel(*stored["center"][:2]))
+    assert page.evaluate(f"{viewer}.selected()") == 0
+    page.get_by_role("button", name="Zoom to box").click()
+    assert BirdsEye(page).mpp < phone.mpp / 2
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=ARTIFACTS / "boxes3d-phone.png", full_page=True)
     assert page.problems == []
 

@@ -142,6 +142,7 @@ class BoxViewer {
     this.labelSelect = root.querySelector(".boxes3d-label");
     this.colourSelect = root.querySelector(".boxes3d-colour");
     this.deleteButton = root.querySelector(".boxes3d-delete");
+    this.zoomButton = root.querySelector(".boxes3d-zoom");
     this.message = root.querySelector(".boxes3d-message");
     this.info = root.querySelector(".boxes3d-info");
     this.labels = this.table
@@ -418,6 +419,14 @@ class BoxViewer {
     this.perspCamera.position.set(back.x, back.y, b.cz + 0.6 * d);
     this.controls.update();
     this.requestRender();
+  }
+
+  // Z and "Zoom to box": in to the box, and out to the whole cloud the second time.
+  toggleZoom(b) {
+    const near = b && this.zoomedRow !== b.row;
+    if (near) this.zoomTo(b);
+    else this.fitView();
+    this.zoomedRow = near ? b.row : null;
   }
 
   // The bird's-eye view around one box (at least 12 m across), or the whole cloud again.
@@ -815,6 +824,7 @@ class BoxViewer {
     }
     for (const tr of this.rows()) tr.classList.toggle("boxes3d-selected-row", tr === this.selectedRow);
     if (this.deleteButton) this.deleteButton.disabled = !this.selected();
+    if (this.zoomButton) this.zoomButton.disabled = !this.selected();
   }
 
   makeBoxObject() {
@@ -1300,10 +1310,7 @@ class BoxViewer {
       return true;
     }
     if (k === "z" || k === "Z") {
-      const near = b && this.zoomedRow !== b.row;
-      this.zoomedRow = near ? b.row : null;
-      if (near) this.zoomTo(b);
-      else this.fitView();
+      this.toggleZoom(b);
       return true;
     }
     if (/^[1-9]$/.test(k)) {
@@ -1405,6 +1412,7 @@ class BoxViewer {
         if (b) this.removeRow(b.row);
       });
     }
+    if (this.zoomButton) this.zoomButton.addEventListener("click", () => this.toggleZoom(this.selected()));
     const reset = this.root.querySelector(".boxes3d-reset");
     if (reset) {
       reset.addEventListener("click", () => {
