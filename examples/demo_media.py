@@ -467,12 +467,15 @@ def clip_files(item: dict, truth: dict, pcd_data: str | None = None) -> dict[str
     return {item["media_url"]: wav(cabin_audio(truth)), name: content}
 
 
-def demo_files() -> dict[str, bytes]:
-    """Every media file of the agreement demo, by its name relative to the config's folder."""
+def demo_files(names: set[str] | None = None) -> dict[str, bytes]:
+    """The agreement demo's media files by their names relative to the config's folder:
+    every clip's, or only those of the clips that name one of ``names``."""
     make_demo = load_make_demo()
     clips, _, truths = make_demo.build()
     files = {}
     for item, truth in zip(clips, truths, strict=True):
+        if names is not None and not {item["media_url"], item["pointcloud"]} & names:
+            continue
         files.update(clip_files(item, truth, make_demo.PCD_CLIPS.get(truth["number"])))
     return files
 
@@ -482,32 +485,42 @@ class Written(NamedTuple):
     unchanged: list[Path]
 
 
+MANIFEST = "media/.demo_media.json"
+
+
+def summary(result: Written) -> str:
+    """'40 files written' or '1 file written, 39 already there'."""
+    counts = ((len(result.written), "written"), (len(result.unchanged), "already there"))
+    parts = [f"{n} file{'s' if n != 1 else ''} {what}" for n, what in counts if n]
+    return ", ".join(parts) or "no files"
+
+
 def write_demo_media(root: Path | str = DEMO) -> Written:
     """Write the demo's media under ``root`` (the folder of the demo's config); a file that
     already holds the right bytes is not written again. A record of the files written
     (MANIFEST: their SHA-256, and a key of the code and libraries that made them) lets a
-    later run check the files without making them again."""
+    later run check the files without making them again, and make again only the clips
+    whose files are missing or changed."""
     root = Path(root)
     key = _source_key()
     record = root / MANIFEST
-    known = _known_files(root, record, key)
-    if known is not None:
-        return Written([], known)
-    result = Written([], [])
-    digests = {}
-    for name, content in demo_files().items():
+    known = _manifest(record, key)
+    stale = {name for name, digest in known.items() if _digest(root / name) != digest}
+    if known and not stale:
+        return Written([], [root / name for name in known])
+    made = demo_files(stale if known else None)
+    result = Written([], [root / name for name in known if name not in made])
+    digests = dict(known)
+    for name, content in made.items():
         path = root / name
         digests[name] = hashlib.sha256(content).hexdigest()
-        if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
+        if _digest(path) == digests[name]:
             result.unchanged.append(path)
             continue
         _write(path, content)
         result.written.append(path)
     _write(record, json.dumps({"key": key, "files": digests}, indent=1).encode())
     return result
-
-
-MANIFEST = "media/.demo_media.json"
 
 
 def _source_key() -> str:
@@ -520,25 +533,23 @@ def _source_key() -> str:
     return digest.hexdigest()
 
 
-def _known_files(root: Path, record: Path, key: str) -> list[Path] | None:
-    """The files the manifest lists when it was made by this code and every file still has
-    the bytes it records; None otherwise (the files must be made again)."""
+def _manifest(record: Path, key: str) -> dict[str, str]:
+    """The files and digests the record lists when this code made them; {} otherwise."""
     try:
         manifest = json.loads(record.read_text())
     except (OSError, ValueError):
-        return None
+        return {}
     if not isinstance(manifest, dict) or manifest.get("key") != key:
+        return {}
+    files = manifest.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
         return None
-    paths = []
-    for name, digest in (manifest.get("files") or {}).items():
-        path = root / name
-        try:
-            if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-                return None
-        except OSError:
-            return None
-        paths.append(path)
-    return paths or None
 
 
 def _write(path: Path, content: bytes) -> None:
@@ -559,10 +570,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     result = write_demo_media(args.root)
     size = sum(p.stat().st_size for p in result.written + result.unchanged)
-    print(
-        f"demo media: {len(result.written)} files written, {len(result.unchanged)} already "
-        f"there ({size / 1e6:.1f} MB)"
-    )
+    print(f"demo media: {summary(result)} ({size / 1e6:.1f} MB)")
 
 
 if __name__ == "__main__":

@@ -104,13 +104,13 @@ def demo_lab_and_users():
 
 
 def write_demo_media(root: Path):
-    """The agreement demo's audio and point clouds under root (examples/demo_media.py: the
-    same bytes every time; files already right are left alone)."""
+    """Write the agreement demo's audio and point clouds under root (examples/demo_media.py:
+    the same bytes every time; files already right are left alone); what it did."""
     path = Path(settings.BASE_DIR) / DEMO_MEDIA
     spec = importlib.util.spec_from_file_location("demo_media", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.write_demo_media(root)
+    return module.summary(module.write_demo_media(root))
 
 
 def recent(records, now: datetime):
@@ -166,10 +166,7 @@ class Command(BaseCommand):
         if Project.objects.filter(slug=slug).exists():
             return
         base = Path(settings.BASE_DIR)
-        media = write_demo_media((base / config).parent)
-        self.stdout.write(
-            f"demo media: {len(media.written)} files written, {len(media.unchanged)} already there"
-        )
+        self.stdout.write(f"demo media: {write_demo_media((base / config).parent)}")
         project = import_project(config_path=base / config, lab=lab, owner=owner, slug=slug).project
         add_project_members(
             project=project, usernames=["anna", "ben"], role=Membership.Role.ANNOTATOR
