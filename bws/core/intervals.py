@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse, stats
+from scipy.special import expit
 
 from bws.core.judgments import Judgments
 from bws.core.scoring import Scores, counting_scores, fit, item_counts, model_for
@@ -185,11 +186,53 @@ def dependence(judgments: Judgments, method: str, *, weak: Scores | None = None)
         return 1.0
     pairwise = (weak or fit(method, judgments, alpha=WEAK_ALPHA)).scores
     sequential = fit("plackett_luce", judgments, alpha=WEAK_ALPHA).scores
-    return max(
-        1.0,
-        _information_ratio(judgments, method, pairwise)
-        / _information_ratio(judgments, "plackett_luce", sequential),
+    measured = _information_ratio(judgments, method, pairwise) / _information_ratio(
+        judgments, "plackett_luce", sequential
     )
+    return max(1.0, measured, _expected_information_ratio(judgments, pairwise, sequential))
+
+
+def _expected_information_ratio(
+    judgments: Judgments, pairwise: np.ndarray, sequential: np.ndarray
+) -> float:
+    """The same ratio for Bradley-Terry with the gradient's variance taken from the model
+    instead of the residuals: every (best, worst) outcome of every judged tuple, weighted
+    by its MaxDiff probability at ``sequential``. Residuals of few judgments per item are
+    smaller than the noise they came from (the fit follows them), which understates the
+    dependence below about 16 appearances (coverage 0.923 at 4, 0.955 with this)."""
+    items = judgments.items
+    m, size = items.shape
+    pair_u, choice_u = pairwise[items], sequential[items]
+    e = np.exp(choice_u - choice_u.max(axis=1, keepdims=True))
+    p_best = e / e.sum(axis=1, keepdims=True)
+    mean = np.zeros((m, size))
+    square = np.zeros((m, size))
+    curvature = np.zeros((m, size))
+    for b in range(size):
+        e = np.exp(choice_u.min(axis=1, keepdims=True) - choice_u)
+        e[:, b] = 0.0
+        p_worst = e / e.sum(axis=1, keepdims=True)
+        for w in range(size):
+            if w == b:
+                continue
+            p = (p_best[:, b] * p_worst[:, w])[:, None]
+            gradient = np.zeros((m, size))
+            hessian = np.zeros((m, size))
+            others = [k for k in range(size) if k != b]
+            pairs = [(b, k) for k in others] + [(k, w) for k in others if k != w]
+            for winner, loser in pairs:
+                slope = expit(pair_u[:, loser] - pair_u[:, winner])
+                gradient[:, winner] -= slope
+                gradient[:, loser] += slope
+                hessian[:, [winner, loser]] += (slope * (1.0 - slope))[:, None]
+            mean += p * gradient
+            square += p * gradient * gradient
+            curvature += p * hessian
+    flat = items.ravel()
+    spread = np.bincount(flat, (square - mean * mean).ravel(), judgments.n_items)
+    diagonal = np.bincount(flat, curvature.ravel(), judgments.n_items)
+    shown = diagonal > 0
+    return float(np.sum(spread[shown] / diagonal[shown] ** 2) / np.sum(1.0 / diagonal[shown]))
 
 
 def _information_ratio(judgments: Judgments, method: str, u: np.ndarray) -> float:
