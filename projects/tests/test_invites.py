@@ -154,6 +154,17 @@ def test_the_invite_is_e_mailed_when_an_address_is_given(client, manager):
     assert "Reviews" in message.subject
 
 
+def test_a_mail_server_that_is_down_loses_no_link(client, manager):
+    from smtplib import SMTPConnectError
+
+    with mock.patch("projects.invites.send_mail", side_effect=SMTPConnectError(421, "down")):
+        response = invite(client, "zoe", email="zoe@example.org")
+    assert response.status_code == 302
+    html = client.get(reverse("project-detail", args=["p1"])).content.decode()
+    assert "the e-mail could not be sent: copy the link below" in html
+    assert 'aria-label="Invite link for zoe"' in html and ">not sent<" in html
+
+
 def test_duplicates_are_refused_with_a_message(client, manager, project):
     UserFactory(username="anna", email="anna@example.org")
     response = invite(client, "Anna")
