@@ -1,5 +1,6 @@
-// 3D boxes on a point cloud: a bird's-eye view to draw, move, resize and rotate boxes, and a
-// perspective view to check them. The table of numbers under the views stays the form: every
+// 3D boxes on a point cloud: a bird's-eye view to draw, move, resize and rotate boxes, a side
+// view of the selected box for its base and height, and a perspective view to check them
+// (three.js, vendored). The table of numbers under the views stays the form: every
 // change made here is written into its inputs, and every typed number redraws the box.
 import * as THREE from "../vendor/three/three.module.js";
 import { OrbitControls } from "../vendor/three/addons/OrbitControls.js";
@@ -37,7 +38,7 @@ const HEADING = new THREE.BufferGeometry().setAttribute(
   )
 );
 
-// Layers: 0 both views, 1 bird's-eye view only, 2 perspective only.
+// Layers: 0 every view (boxes), 1 the bird's-eye and side views' points, 2 the perspective's.
 const BEV_LAYER = 1;
 const PERSP_LAYER = 2;
 
@@ -65,7 +66,10 @@ function wrapAngle(a) {
 
 function webgl2() {
   try {
-    return !!document.createElement("canvas").getContext("webgl2");
+    const gl = document.createElement("canvas").getContext("webgl2");
+    const lose = gl && gl.getExtension("WEBGL_lose_context");
+    if (lose) lose.loseContext(); // a page has few contexts: the probe gives its back
+    return !!gl;
   } catch (err) {
     return false;
   }
@@ -729,7 +733,7 @@ class BoxViewer {
     }
     if (b.label !== undefined) {
       const select = this.input(tr, "label");
-      if (select && select.value !== b.label && this.labels.includes(b.label)) {
+      if (select && select.value !== b.label && (b.label === "" || this.labels.includes(b.label))) {
         select.value = b.label;
         select.removeAttribute("aria-invalid");
         last = select;
