@@ -8,12 +8,19 @@ simulated annotators in the guides' record (the tuple named by id only), so the 
 commands have something to score. The output is the same on every run:
 
     .venv/bin/python examples/make_data.py
+
+With --demo-media it also writes the agreement demo's audio and point clouds
+(examples/demo_media.py; they are not in the repository, load_demo writes them too):
+
+    .venv/bin/python examples/make_data.py --demo-media
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -259,7 +266,8 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
 
 
 def mt_systems(seed: int, *, with_source: bool) -> list[dict]:
-    """200 items, one per line: 20 French and 20 German sentences from 5 systems."""
+    """200 items, one per line: 20 French and 20 German sentences from 5 systems (with
+    their source, each output also names its sentence_id, e.g. fr_011)."""
     rng = random.Random(seed)
     pairs = [(s, "fr") for s in range(20)] + [(s, "de") for s in range(10, 30)]
     systems = ["sys_a", "sys_b", "sys_c", "sys_d", "sys_e"]
@@ -274,6 +282,8 @@ def mt_systems(seed: int, *, with_source: bool) -> list[dict]:
             if with_source:
                 record["source"] = SENTENCES[sentence][0]
                 record["language"] = language
+                # One source sentence into one language: the outputs a tuple compares.
+                record["sentence_id"] = f"{language}_{sentence + 1:03d}"
             records.append(record)
     return records
 
@@ -332,7 +342,14 @@ def simulated_answers(tuples: list[dict], scheme: str, seed: int) -> list[dict]:
     return answers
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Write the example projects' data files.")
+    parser.add_argument(
+        "--demo-media",
+        action="store_true",
+        help="also write the agreement demo's audio and point clouds (agreement_demo/media)",
+    )
+    args = parser.parse_args(argv)
     write_jsonl(HERE / "mt_bws/data/mt_systems.jsonl", mt_systems(1, with_source=False))
     write_jsonl(HERE / "mt_two_dims/data/mt_outputs.jsonl", mt_systems(2, with_source=True))
     instances = mt_tuples(3)
@@ -341,6 +358,11 @@ def main() -> None:
     write_jsonl(HERE / "mt_tuples/tuples.jsonl", tuples)
     answers = simulated_answers(tuples, "overall_quality", seed=4)
     write_jsonl(HERE / "mt_tuples/output/annotations.jsonl", answers)
+    if args.demo_media:
+        sys.path.insert(0, str(HERE))
+        import demo_media
+
+        demo_media.main([])
 
 
 if __name__ == "__main__":
