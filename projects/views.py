@@ -221,11 +221,7 @@ def project_create(request):
             except services.ProjectImportError as exc:
                 errors, status = str(exc).splitlines(), 400
             else:
-                messages.success(
-                    request,
-                    f"Created {result.project.name}: {result.n_items} items, "
-                    f"{result.n_tuples} tuples.",
-                )
+                messages.success(request, f"Created {result.project.name}: {_made_of(result)}.")
                 return redirect("project-detail", slug=result.project.slug)
         else:
             status = 400  # a missing file or lab: the form says which
@@ -242,6 +238,15 @@ def project_create(request):
         {"form": form, "errors": errors, "chosen_files": chosen},
         status=status,
     )
+
+
+def _made_of(result) -> str:
+    """What an imported project holds, as the project page counts it: its items (and tuples)
+    for best-worst, its instances for whole records, both where both are there."""
+    counts = [(result.n_items, "item"), (result.n_instances, "instance")]
+    counts.append((result.n_tuples, "tuple"))
+    parts = [f"{n:,} {noun}{'s' if n != 1 else ''}" for n, noun in counts if n]
+    return ", ".join(parts) or "no records"
 
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "examples" / "mt_bws" / "config.yaml"

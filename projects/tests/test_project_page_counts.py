@@ -65,3 +65,29 @@ def test_a_best_worst_project_counts_items_and_tuples(client):
     assert int(counted["items"].replace(",", "")) == project.items.count() > 0
     assert "tuples" in counted and "instances" not in counted
     assert "<h2>Items</h2>" in html and "<h2>Instances</h2>" not in html
+
+
+def test_the_upload_message_counts_instances_for_a_project_of_records(client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from projects.services import add_lab_member
+
+    from .factories import LabFactory
+
+    lab = LabFactory()
+    admin = UserFactory(username="labadmin")
+    add_lab_member(lab=lab, user=admin, is_admin=True)
+    client.force_login(admin)
+    rows = [f'{{"id": "c{n}", "text": "Clip {n}"}}' for n in range(3)]
+    response = client.post(
+        reverse("project-create"),
+        {
+            "lab": lab.pk,
+            "config_file": SimpleUploadedFile("config.yaml", CLIPS_CONFIG.encode()),
+            "data_files": [SimpleUploadedFile("data.jsonl", "\n".join(rows).encode())],
+        },
+        follow=True,
+    )
+    html = response.content.decode()
+    assert "Created Clips: 3 instances." in html
+    assert "0 items" not in html
