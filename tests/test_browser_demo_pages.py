@@ -77,9 +77,9 @@ class Watch:
 
     def on_failed(self, request) -> None:
         self.pending.discard(request)
-        # Leaving a page aborts what it was still loading, and a media element stops its
-        # download once it has what it needs (its status is still checked): other
-        # failures count.
+        # Leaving a page aborts what it was still loading (its favicon, a point cloud), and
+        # a media element stops its download once it has what it needs (its status is
+        # still checked): other failures count.
         aborted = request.failure == "net::ERR_ABORTED"
         if not aborted or (self.open and request.resource_type != "media"):
             self.note(f"request failed ({request.failure}): {request.url}")
@@ -143,8 +143,8 @@ class Crawl:
     def visit(self, url: str, role: str, width: int, *, no_scroll: bool) -> list[str]:
         page, watch = self.page, self.watch
         watch.page = f"{role} {width}px {url.removeprefix(self.base)}"
+        page.goto(url)  # what the page before was still loading is aborted here
         watch.open = True
-        page.goto(url)
         settle(page, watch)
         if no_scroll:
             wide, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
@@ -221,20 +221,20 @@ def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_ser
             if account is None:
                 seeds = ["/accounts/login/"]
             else:
-                watch.page, watch.open = f"{role} {width}px log in", True
+                watch.page = f"{role} {width}px log in"
                 log_in(page, base, *account)
                 page.wait_for_url(f"{base}/")
-                watch.open = False
                 seeds = ["/"]
             # Annotators and visitors are on phones; managers' tables may scroll sideways.
             visited[role, width] = crawl.run(seeds, role, width, no_scroll=role != "manager")
             if role == "annotator":
                 schemes_seen |= crawl.seen_schemes
             if account is not None:
-                watch.page, watch.open = f"{role} {width}px log out", True
+                watch.page = f"{role} {width}px log out"
                 page.goto(f"{base}/")
                 page.get_by_role("button", name=f"Log out {account[0]}").click()
                 page.wait_for_url("**/accounts/login/")
+                watch.open = True
                 settle(page, watch)
                 page.screenshot(path=SHOTS / shot_name(role, width, "logged-out"), full_page=True)
                 watch.open = False
