@@ -107,6 +107,11 @@ class Membership(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=Role.choices)
     created_at = models.DateTimeField(auto_now_add=True)
+    excluded = models.BooleanField(
+        default=False,
+        help_text="A manager left this annotator out: their answers count toward no score "
+        "and no agreement figure, and exports mark them (projects.gold).",
+    )
 
     class Meta:
         constraints = [
@@ -192,6 +197,22 @@ class Unit(models.Model):
     )
     load = models.PositiveIntegerField(default=0)
     completed = models.PositiveIntegerField(default=0)
+    is_gold = models.BooleanField(
+        default=False,
+        help_text="A gold unit (known answer): a training unit or an attention check, never "
+        "counted in scores, agreement or progress (projects.gold).",
+    )
+    gold = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A gold unit's expected answers per scheme, its training place and line.",
+    )
+    shown_number = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The number a gold unit's label shows, one of the ordinary units' numbers, "
+        "so the label does not give it away.",
+    )
 
     class Meta:
         ordering = ["project", "position"]
@@ -211,7 +232,8 @@ class Unit(models.Model):
     def label(self) -> str:
         """What an annotator reads for the unit ("Tuple 12"), not its internal id."""
         noun = "Tuple" if self.kind == self.Kind.TUPLE else "Item"
-        return f"{noun} {self.position + 1}"
+        number = self.shown_number if self.shown_number is not None else self.position + 1
+        return f"{noun} {number}"
 
 
 class Assignment(models.Model):
