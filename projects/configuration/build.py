@@ -17,7 +17,7 @@ from .dialects import IGNORED_DESIGN, Translated, translate
 from .fields import Block, between, key_path, reason_of, suggestion_of
 from .instructions import read_instructions
 from .issues import ConfigError, Issues, type_name
-from .normal import BwsDesign, ProjectConfig, Scheme
+from .normal import BwsDesign, ParticipantSettings, ProjectConfig, Scheme
 from .schema import ConfigFile
 from .vocabulary import (
     BWS_TYPE,
@@ -269,6 +269,9 @@ def _normal_form(file: ConfigFile, translated, source, base_dir, root, bws) -> P
         output_annotation_dir=file.output_annotation_dir,
         output_annotation_format=file.output_annotation_format,
         agreement_metrics=file.agreement_metrics,
+        participants=ParticipantSettings(**file.participants.model_dump(exclude_none=True))
+        if file.participants
+        else None,
         bws=bws,
         notices=notices,
         source=source,

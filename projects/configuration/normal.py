@@ -17,7 +17,9 @@ from .vocabulary import (
     DEFAULT_ID_KEY,
     DEFAULT_INTERVAL_METHOD,
     DEFAULT_LEASE_MINUTES,
+    DEFAULT_MAX_PARTICIPANTS,
     DEFAULT_OUTPUT_DIR,
+    DEFAULT_PARTICIPANT_ID_PARAM,
     DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
     DEFAULT_TEXT_KEY,
@@ -64,6 +66,19 @@ class ScoringSettings(_Normal):
         return self.model_dump(mode="json")
 
 
+class ParticipantSettings(_Normal):
+    """The participants block: a public entry link for crowd panels."""
+
+    open_link: bool = False
+    id_param: str = DEFAULT_PARTICIPANT_ID_PARAM
+    units_per_participant: int | None = None
+    completion_code: str | None = None
+    completion_url: str | None = None
+    # Markdown a participant must accept before the first unit ("" for none).
+    consent: str = ""
+    max_participants: int = DEFAULT_MAX_PARTICIPANTS
+
+
 class Scheme(_Normal):
     name: str
     type: str
@@ -101,6 +116,7 @@ class ProjectConfig(_Normal):
     agreement_metrics: dict[str, Any] = {}
     # Markdown shown to annotators before their first unit (rendered without raw HTML).
     instructions: str = ""
+    participants: ParticipantSettings | None = None
     bws: BwsDesign | None = None
     notices: list[str] = []
     source: str = "config.yaml"

@@ -5,10 +5,17 @@ default from ``vocabulary``, each scheme type's options from its own model."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ValidationError, ValidationInfo, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from .fields import (
     Block,
@@ -33,7 +40,9 @@ from .vocabulary import (
     DEFAULT_ASSIGNMENT,
     DEFAULT_ID_KEY,
     DEFAULT_LEASE_MINUTES,
+    DEFAULT_MAX_PARTICIPANTS,
     DEFAULT_OUTPUT_DIR,
+    DEFAULT_PARTICIPANT_ID_PARAM,
     DEFAULT_TEXT_KEY,
     AnswerFormat,
     AssignmentStrategy,
@@ -77,6 +86,45 @@ class InstanceDisplay(Block):
             seen.add(entry.key)
         reraise("instance_display", details)
         return self
+
+
+_PARAM_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def _param_name(value: str) -> str:
+    if not _PARAM_NAME.fullmatch(value):
+        raise problem(
+            f"must be a query parameter name (a letter, then letters, digits or _, at most "
+            f"64), got {value!r}"
+        )
+    return value
+
+
+def _panel_url(value: str) -> str:
+    if not re.fullmatch(r"https?://[^\s/]+\S*", value) or len(value) > 2000:
+        raise problem(f"must be an http:// or https:// address, got {value!r}")
+    return value
+
+
+def _short(limit: int):
+    def check(value: str) -> str:
+        if len(value) > limit:
+            raise problem(f"must be at most {limit} characters, got {len(value)}")
+        return value
+
+    return AfterValidator(check)
+
+
+class Participants(Block):
+    """A public entry link for crowd participants (projects/participants.py)."""
+
+    open_link: Flag = False
+    id_param: Annotated[Text, AfterValidator(_param_name)] = DEFAULT_PARTICIPANT_ID_PARAM
+    units_per_participant: Count | None = None
+    completion_code: Annotated[Name, _short(200)] | None = None
+    completion_url: Annotated[Text, AfterValidator(_panel_url)] | None = None
+    consent: Annotated[Name, _short(64 * 1024)] | None = None
+    max_participants: Count = DEFAULT_MAX_PARTICIPANTS
 
 
 def _data_files(value: Any) -> list[str]:
@@ -202,6 +250,7 @@ class ConfigFile(Block):
     agreement_metrics: Annotated[dict, BeforeValidator(_agreement_metrics)] = {}
     instructions: Text | None = None
     instructions_file: Text | None = None
+    participants: Participants | None = None
     annotation_schemes: Schemes
 
     missing_notes = {

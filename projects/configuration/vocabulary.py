@@ -79,6 +79,10 @@ DEFAULT_BEST_LABEL = "Best"
 DEFAULT_WORST_LABEL = "Worst"
 DEFAULT_MEDIA_KEY = "media_url"
 DEFAULT_STEPS_KEY = "steps"
+# Participant links (participants block): the query parameter that names a participant
+# (Prolific's), and how many participants one link may create.
+DEFAULT_PARTICIPANT_ID_PARAM = "PROLIFIC_PID"
+DEFAULT_MAX_PARTICIPANTS = 5000
 
 # The stored type of a BWS scheme, whichever dialect named it.
 BWS_TYPE = "bws"
