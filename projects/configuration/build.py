@@ -15,6 +15,7 @@ from projects.schemes import stored_type
 from .design import Scoring, TupleGeneration
 from .dialects import IGNORED_DESIGN, Translated, translate
 from .fields import Block, between, key_path, reason_of, suggestion_of
+from .gold import GoldSettings
 from .instructions import read_instructions
 from .issues import ConfigError, Issues, type_name
 from .normal import BwsDesign, ParticipantSettings, ProjectConfig, Scheme
@@ -273,6 +274,7 @@ def _normal_form(file: ConfigFile, translated, source, base_dir, root, bws) -> P
         if file.participants
         else None,
         bws=bws,
+        gold=GoldSettings.of(file.gold),
         notices=notices,
         source=source,
     )

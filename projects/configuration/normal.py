@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .gold import GoldSettings
 from .vocabulary import (
     BWS_TYPE,
     DEFAULT_ANSWER_FORMAT,
@@ -118,6 +119,8 @@ class ProjectConfig(_Normal):
     instructions: str = ""
     participants: ParticipantSettings | None = None
     bws: BwsDesign | None = None
+    # Gold units (training and attention checks), read from their file at import.
+    gold: GoldSettings | None = None
     notices: list[str] = []
     source: str = "config.yaml"
     # What the tuple design reported when the project was built (stored by the platform).

@@ -32,6 +32,7 @@ from .fields import (
     problem,
     reraise,
 )
+from .gold import GoldBlock
 from .issues import nearest, type_name
 from .scheme_options import SchemeEntry, annotation_types, option_model
 from .vocabulary import (
@@ -251,6 +252,7 @@ class ConfigFile(Block):
     instructions: Text | None = None
     instructions_file: Text | None = None
     participants: Participants | None = None
+    gold: GoldBlock | None = None
     annotation_schemes: Schemes
 
     missing_notes = {
