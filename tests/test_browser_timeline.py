@@ -350,3 +350,23 @@ def test_a_video_gets_a_timeline_under_its_player(browser_page, live_server, tmp
     page.get_by_role("button", name="Use current time").click()
     assert "has not loaded" in status.inner_text()
     assert page.locator('input[name="events__start"]').input_value() == ""
+
+
+def test_without_scripts_the_table_is_the_whole_tool(browser_page, live_server, timeline_project):
+    context = browser_page.context.browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    log_in(page, live_server.url, "tess", "pw-for-tests-123")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/projects/speech/annotate/")
+    assert page.locator("audio").first.is_visible()
+    assert not page.locator(".segment-timeline").first.is_visible()
+    assert not page.get_by_role("button", name="Use current time").first.is_visible()
+    cell(page, "events", "start", 0).fill("0.5")
+    cell(page, "events", "end", 0).fill("1.25")
+    cell(page, "events", "label", 0).select_option("music")
+    page.locator('input[name="speakers__nothing"]').check()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    stored = Annotation.objects.get(annotator=timeline_project, scheme="events").value
+    assert stored == [{"start": 0.5, "end": 1.25, "label": "music"}]
+    context.close()
