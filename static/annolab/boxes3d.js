@@ -539,6 +539,14 @@ class BoxViewer {
     return { cx: b.cx, cy: b.cy, cz: b.cz, yaw: b.yaw, w: b.w, m, W, H };
   }
 
+  // The side view's pixel <-> metre mapping on its canvas, kept as current as the table.
+  markSide() {
+    const f = this.sideFrame();
+    this.side.dataset.metresPerPixel = f ? String(f.m) : "";
+    this.side.dataset.centreZ = f ? String(f.cz) : "";
+    return f;
+  }
+
   sidePixel(f, u, z) {
     return { px: f.W / 2 + u / f.m, py: f.H / 2 - (z - f.cz) / f.m };
   }
@@ -549,9 +557,7 @@ class BoxViewer {
 
   renderSide() {
     if (!this.sideGl.clientWidth) return;
-    const f = this.sideFrame();
-    this.side.dataset.metresPerPixel = f ? String(f.m) : "";
-    this.side.dataset.centreZ = f ? String(f.cz) : "";
+    const f = this.markSide();
     if (!f) {
       this.sideRenderer.clear();
       return;
@@ -779,6 +785,7 @@ class BoxViewer {
     }
     this.updateObjects();
     this.updateInfo();
+    this.markSide();
     this.requestRender();
   }
 
@@ -1241,6 +1248,7 @@ class BoxViewer {
     const r = this.perspGl.getBoundingClientRect();
     const mouse = new THREE.Vector2(((e.clientX - r.left) / r.width) * 2 - 1, -((e.clientY - r.top) / r.height) * 2 + 1);
     const ray = new THREE.Raycaster();
+    this.perspCamera.updateMatrixWorld(); // moved since the last frame, maybe
     ray.layers.set(0);
     ray.setFromCamera(mouse, this.perspCamera);
     // every box's faces are hit, shown (the selected one) or not
@@ -1437,6 +1445,7 @@ class BoxViewer {
       worldToBev: (x, y) => this.worldToBev(x, y),
       // CSS pixels of a point in the perspective view, from its top left corner
       perspectivePixel: (x, y, z) => {
+        this.perspCamera.updateMatrixWorld(); // moved since the last frame, maybe
         const v = new THREE.Vector3(x, y, z).project(this.perspCamera);
         return { px: ((v.x + 1) / 2) * this.perspGl.clientWidth, py: ((1 - v.y) / 2) * this.perspGl.clientHeight };
       },
