@@ -120,6 +120,7 @@ class BirdsEye:
 
     def __init__(self, page):
         canvas = page.locator(".boxes3d-bev")
+        canvas.scroll_into_view_if_needed()  # the mouse acts on what the window shows
         box = canvas.bounding_box()
         self.page, self.left, self.top = page, box["x"], box["y"]
         self.width, self.height = box["width"], box["height"]
@@ -148,6 +149,7 @@ class SideView:
 
     def __init__(self, page):
         canvas = page.locator(".boxes3d-side")
+        canvas.scroll_into_view_if_needed()
         box = canvas.bounding_box()
         self.page, self.left, self.top = page, box["x"], box["y"]
         self.width, self.height = box["width"], box["height"]
@@ -190,6 +192,7 @@ def open_viewer(page, url):
     page.goto(url)
     page.wait_for_selector('.boxes3d[data-state="ready"]')
     page.wait_for_function("Number(document.querySelector('.boxes3d').dataset.frames) > 0")
+    page.locator(".boxes3d-views").scroll_into_view_if_needed()
 
 
 def test_annotator_draws_turns_and_stores_a_box_with_the_mouse_and_keys(
