@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A participant session opens its own study's pages only (projects/participants.py).
+    "projects.participants.ParticipantScope",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it turns a locked-out login into its refusal (projects/login_protection.py).
     "axes.middleware.AxesMiddleware",

@@ -9,6 +9,7 @@ from .models import (
     Lab,
     LabMembership,
     Membership,
+    Participant,
     PasswordResetRequest,
     Project,
     Submission,
@@ -124,3 +125,13 @@ class PasswordResetRequestAdmin(admin.ModelAdmin):
     list_display = ["requested_at", "address"]
     readonly_fields = ["address", "email_digest", "requested_at"]
     search_fields = ["address"]
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    """Crowd participants who came in by a project's participant link."""
+
+    list_display = ["external_id", "project", "training", "consent_at", "completed_at"]
+    list_filter = ["training"]
+    search_fields = ["external_id", "project__slug"]
+    raw_id_fields = ["user", "project"]

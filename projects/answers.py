@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from . import events
 from .models import Annotation, Assignment, Project, Submission, Unit
-from .queue import QueuePolicy
+from .queue import QueuePolicy, person_cap
 from .validation import (
     MAX_MILLISECONDS,
     AnswerError,
@@ -216,7 +216,7 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
 def _check_person_cap(project: Project, user) -> None:
     """max_annotations_per_user counts completed units (the queue holds it when it hands
     units out; this holds it when the setting was lowered since)."""
-    cap = QueuePolicy.of(project).max_per_user
+    cap = person_cap(project, user)
     if cap is None:
         return
     done = Assignment.objects.filter(

@@ -353,3 +353,40 @@ class PasswordResetRequest(models.Model):
 
     def __str__(self) -> str:
         return f"reset request from {self.address} at {self.requested_at}"
+
+
+class Participant(models.Model):
+    """A crowd participant who came in through a project's participant link: an annotator
+    account of that project only, named by the panel's id (projects/participants.py)."""
+
+    class Training(models.TextChoices):
+        NONE = "none", "No training"
+        PENDING = "pending", "In training"
+        PASSED = "passed", "Passed training"
+        FAILED = "failed", "Failed training"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="participants")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant"
+    )
+    external_id = models.CharField(max_length=64, help_text="The panel's id (e.g. PROLIFIC_PID).")
+    params = models.JSONField(
+        default=dict, blank=True, help_text="The link's other query parameters, as last sent."
+    )
+    consent_at = models.DateTimeField(null=True, blank=True)
+    instructions_seen_at = models.DateTimeField(null=True, blank=True)
+    training = models.CharField(max_length=10, choices=Training.choices, default=Training.NONE)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="unique_participant_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"participant {self.external_id} of {self.project}"

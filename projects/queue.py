@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from .models import Assignment, Project, Unit
+from .models import Assignment, Participant, Project, Unit
 
 RECLAIM_BATCH = 200
 RECLAIM_IN_PASSING = 0.05
@@ -37,6 +37,18 @@ class QueuePolicy:
             max_per_user=config.max_annotations_per_user,
             lease=timedelta(minutes=_lease_minutes(config.lease_minutes)),
         )
+
+
+def person_cap(project: Project, user, policy: QueuePolicy | None = None) -> int | None:
+    """The most units one person takes: max_annotations_per_user, or a participant's quota
+    (participants.units_per_participant) where that is lower."""
+    cap = (policy or QueuePolicy.of(project)).max_per_user
+    block = project.settings.participants
+    if block is not None and block.units_per_participant is not None:
+        if Participant.objects.filter(project=project, user=user).exists():
+            quota = block.units_per_participant
+            cap = quota if cap is None else min(cap, quota)
+    return cap
 
 
 def _lease_minutes(minutes: int) -> int:
@@ -94,7 +106,8 @@ def next_unit(*, project: Project, user) -> Unit | None:
     )
     if live is not None:
         return live.unit
-    if policy.max_per_user is not None and mine.count() >= policy.max_per_user:
+    cap = person_cap(project, user, policy)
+    if cap is not None and mine.count() >= cap:
         return None
     candidates = Unit.objects.filter(project=project).exclude(
         Exists(Assignment.objects.filter(unit=OuterRef("pk"), annotator=user))

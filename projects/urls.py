@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import instructions_views, invite_views, media_views, views
+from . import instructions_views, invite_views, media_views, participant_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -28,4 +28,13 @@ urlpatterns = [
         name="project-points",
     ),
     path("labs/<slug:slug>/", views.lab_detail, name="lab-detail"),
+    # Participant links (projects/participants.py): public entry, then the participant's flow.
+    path("p/<slug:slug>/start", participant_views.participant_start, name="participant-start"),
+    path("p/<slug:slug>/", participant_views.participant_flow, name="participant-flow"),
+    path(
+        "p/<slug:slug>/consent/",
+        participant_views.participant_consent,
+        name="participant-consent",
+    ),
+    path("p/<slug:slug>/done/", participant_views.participant_done, name="participant-done"),
 ]

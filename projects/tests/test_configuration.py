@@ -117,6 +117,7 @@ def test_dialect_a_reference_example_normalises():
         "output_annotation_format": "jsonl",
         "agreement_metrics": {},
         "instructions": "",
+        "participants": None,
         "bws": {
             "tuple_size": 4,
             "items_key": None,

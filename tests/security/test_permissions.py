@@ -56,6 +56,13 @@ project-media                           302    404    200    404    404    404  
 project-points                          302    404    200    404    404    404    200    200
 lab-detail                              302    404    404    404    200    404    200    200
 POST lab-detail                         302    404    404    404    404    404    400    400
+# participant links: the world's project opens none (no participants block), and the flow's
+# pages are for a participant session of the project only (projects/tests/test_participants.py)
+participant-start                       404    404    404    404    404    404    404    404
+participant-flow                        404    404    404    404    404    404    404    404
+participant-consent                     404    404    404    404    404    404    404    404
+POST participant-consent                404    404    404    404    404    404    404    404
+participant-done                        404    404    404    404    404    404    404    404
 bws-dashboard                           302    404    404    404    404    404    200    200
 bws-rescore                             302    405    405    405    405    405    405    405
 POST bws-rescore                        302    404    404    404    404    404    302    302
@@ -117,6 +124,10 @@ admin:axes_*_add                        302    302    302    302    302    302  
 admin:axes_accessfailurelog_change      302    302    302    302    302    302    302    302
 admin:axes_accessfailurelog_history     302    302    302    302    302    302    302    302
 admin:axes_accessfailurelog_delete      302    302    302    302    302    302    302    302
+# the world has no participant (pk 0: the admin redirects to its list)
+admin:projects_participant_change       302    302    302    302    302    302    302    302
+admin:projects_participant_history      302    302    302    302    302    302    302    302
+admin:projects_participant_delete       302    302    302    302    302    302    302    302
 admin:*                                 302    302    302    302    302    302    302    200
 """
 

@@ -1,0 +1,115 @@
+"""The participant link's pages: entry, consent, the flow that sends a participant to the
+step they are at, and the completion code (projects/participants.py)."""
+
+from django.contrib.auth import login
+from django.http import HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from . import participants as flow
+from .instructions import render_instructions, show_first
+from .models import Participant
+from .queue import next_unit
+
+BACKEND = "django.contrib.auth.backends.ModelBackend"
+# The completion page sends the participant back to the panel after this many seconds.
+REDIRECT_SECONDS = 10
+
+
+def _refused(request, refusal: flow.EntryRefused):
+    return render(
+        request,
+        "projects/participant_refused.html",
+        {"title": refusal.title, "message": refusal.message},
+        status=refusal.status,
+    )
+
+
+@require_http_methods(["GET", "HEAD"])
+def participant_start(request, slug):
+    """The public entry link: creates or resumes the participant named by the link's id and
+    logs this browser in as them, for this project only."""
+    try:
+        project, block = flow.open_project(slug)
+        external_id, params = flow.read_entry(request.GET, block)
+        participant = flow.enter(project, block, external_id, params)
+    except flow.EntryRefused as refusal:
+        return _refused(request, refusal)
+    login(request, participant.user, backend=BACKEND)
+    request.session[flow.SESSION_KEY] = participant.pk
+    return redirect("participant-flow", slug=slug)
+
+
+def participant_flow(request, slug):
+    """Sends the participant to the step they are at: consent, instructions, training, the
+    next unit, or the completion code."""
+    participant = flow.participant_or_404(request, slug)
+    project = participant.project
+    config = project.settings
+    if participant.completed_at is not None:
+        return redirect("participant-done", slug=slug)
+    if participant.training == Participant.Training.FAILED:
+        return render(request, "projects/participant_stopped.html", {"project": project})
+    if config.participants and config.participants.consent and participant.consent_at is None:
+        return redirect("participant-consent", slug=slug)
+    if config.instructions and participant.instructions_seen_at is None:
+        if show_first(request.session, project, request.user):
+            return redirect("project-instructions", slug=slug)
+        flow.mark(participant, "instructions_seen_at")
+    training = flow.training_step(participant)
+    if training is not None:
+        return HttpResponseRedirect(training)
+    if not flow.quota_reached(participant):
+        unit = next_unit(project=project, user=request.user)
+        if unit is not None:
+            return redirect("annotate-unit", slug=slug, unit_id=unit.pk)
+    # The quota is met, or the project has no unit left for this participant.
+    flow.mark(participant, "completed_at")
+    return redirect("participant-done", slug=slug)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def participant_consent(request, slug):
+    """The consent text, to be accepted (a ticked box) before anything else."""
+    participant = flow.participant_or_404(request, slug)
+    text = participant.project.settings.participants.consent
+    if not text or participant.consent_at is not None:
+        return redirect("participant-flow", slug=slug)
+    error = None
+    status = 200
+    if request.method == "POST":
+        if request.POST.get("agree") == "yes":
+            flow.mark(participant, "consent_at")
+            return redirect("participant-flow", slug=slug)
+        error = "Tick the box to say you agree, or close this page if you do not."
+        status = 400
+    return render(
+        request,
+        "projects/participant_consent.html",
+        {"project": participant.project, "consent": render_instructions(text), "error": error},
+        status=status,
+    )
+
+
+def participant_done(request, slug):
+    """The completion code, and the way back to the panel (followed by itself after a few
+    seconds, with the Refresh header: no script)."""
+    participant = flow.participant_or_404(request, slug)
+    if participant.completed_at is None:
+        return redirect("participant-flow", slug=slug)
+    block = participant.project.settings.participants
+    url = block.completion_url if block else None
+    response = render(
+        request,
+        "projects/participant_done.html",
+        {
+            "project": participant.project,
+            "code": block.completion_code if block else None,
+            "completion_url": url,
+            "answered": flow.answered(participant),
+            "delay": REDIRECT_SECONDS,
+        },
+    )
+    if url:
+        response["Refresh"] = f"{REDIRECT_SECONDS}; url={url}"
+    return response

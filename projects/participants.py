@@ -1,0 +1,282 @@
+"""Participant links: crowd participants (Prolific and the like) enter one project through a
+public link that names them, with no password, and are scoped to that project only.
+
+A participant is a Django user with an unusable password (named after the project and a
+keyed hash of the panel's id, so the raw id shows nowhere but to the project's managers), an
+annotator Membership of the project, and a Participant row holding the id, the link's other
+query parameters and where the participant stands:
+
+    consent (if the config has consent text) -> instructions (if any) -> training (if the
+    gold units ask for it, projects/participant_flow.py) -> units (the queue, at most
+    units_per_participant) -> completion code
+
+The session that entered by the link is marked as a participant session; ParticipantScope
+refuses it every page but the project's unit pages, instructions, media and the flow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.http import Http404, HttpResponseNotFound, HttpResponseRedirect
+from django.urls import Resolver404, resolve, reverse
+from django.utils import timezone
+
+from . import participant_flow
+from .configuration.normal import ParticipantSettings
+from .models import Assignment, Membership, Participant, Project
+
+SESSION_KEY = "participant_id"
+EXTERNAL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_PARAMS = 20
+MAX_PARAM_LENGTH = 200
+
+
+class EntryRefused(Exception):
+    """A participant link that cannot let this visitor in: what to tell them, and the status."""
+
+    def __init__(self, title: str, message: str, status: int):
+        super().__init__(message)
+        self.title, self.message, self.status = title, message, status
+
+
+def link_settings(project: Project) -> ParticipantSettings | None:
+    """The project's participant settings if its link is open, else None."""
+    block = project.settings.participants
+    return block if block is not None and block.open_link else None
+
+
+def open_project(slug: str) -> tuple[Project, ParticipantSettings]:
+    project = Project.objects.filter(slug=slug).first()
+    block = link_settings(project) if project is not None else None
+    if block is None:
+        raise EntryRefused(
+            "This study link is closed",
+            "This link does not lead to an open study: the study may have ended, or the link "
+            "may be mistyped. Return to the panel you came from.",
+            404,
+        )
+    return project, block
+
+
+def read_entry(query, block: ParticipantSettings) -> tuple[str, dict[str, str]]:
+    """The participant's id and the link's other parameters, or EntryRefused (400)."""
+    external_id = query.get(block.id_param)
+    if external_id is None or external_id == "":
+        raise EntryRefused(
+            "Your participant id is missing",
+            f"This link needs your participant id in its {block.id_param} parameter. Open the "
+            "study from the panel again, so that the link carries your id.",
+            400,
+        )
+    if not EXTERNAL_ID.fullmatch(external_id):
+        raise EntryRefused(
+            "Your participant id is not valid",
+            f"The {block.id_param} in this link must be 1 to 64 letters, digits, - or _. "
+            "Open the study from the panel again.",
+            400,
+        )
+    params = {key: value for key, value in query.items() if key != block.id_param}
+    if len(params) > MAX_PARAMS:
+        raise EntryRefused(
+            "This link has too many parameters",
+            f"This link carries {len(params)} parameters besides your id; a study link may "
+            f"carry at most {MAX_PARAMS}.",
+            400,
+        )
+    if any(len(k) > MAX_PARAM_LENGTH or len(v) > MAX_PARAM_LENGTH for k, v in params.items()):
+        raise EntryRefused(
+            "This link has a parameter that is too long",
+            f"Each parameter of a study link and its value may be at most {MAX_PARAM_LENGTH} "
+            "characters.",
+            400,
+        )
+    return external_id, params
+
+
+def username_for(project: Project, external_id: str) -> str:
+    """The account name of a participant: the project and a keyed hash of the panel's id."""
+    digest = hmac.new(
+        settings.SECRET_KEY.encode(), f"{project.pk}:{external_id}".encode(), hashlib.sha256
+    ).hexdigest()
+    return f"participant-{project.pk}-{digest[:20]}"
+
+
+def enter(
+    project: Project, block: ParticipantSettings, external_id: str, params: dict
+) -> Participant:
+    """The participant with this id in this project: found (a second visit resumes) or
+    created, while the project has room for one more."""
+    participant = Participant.objects.filter(project=project, external_id=external_id).first()
+    if participant is None:
+        try:
+            participant = _create(project, block, external_id, params)
+        except IntegrityError:  # the same id entered twice at once: the other one made it
+            participant = Participant.objects.get(project=project, external_id=external_id)
+    else:
+        participant.params = params or participant.params
+    participant.last_seen_at = timezone.now()
+    participant.save(update_fields=["params", "last_seen_at"])
+    return participant
+
+
+@transaction.atomic
+def _create(project, block, external_id, params) -> Participant:
+    if Participant.objects.filter(project=project).count() >= block.max_participants:
+        raise EntryRefused(
+            "This study is full",
+            f"This study has taken all the participants it needs ({block.max_participants}). "
+            "Thank you for your interest; return to the panel you came from.",
+            403,
+        )
+    user = get_user_model()(username=username_for(project, external_id))
+    user.set_unusable_password()
+    user.save()
+    Membership.objects.create(user=user, project=project, role=Membership.Role.ANNOTATOR)
+    return Participant.objects.create(
+        project=project, user=user, external_id=external_id, params=params
+    )
+
+
+def current(request) -> Participant | None:
+    """The participant of this request's session (set by ParticipantScope)."""
+    return getattr(request, "participant", None)
+
+
+def participant_or_404(request, slug: str) -> Participant:
+    participant = current(request)
+    if participant is None or participant.project.slug != slug:
+        raise Http404("No such study.")
+    return participant
+
+
+# --------------------------------------------------------------------------- where they stand
+
+
+def quota(participant: Participant) -> int | None:
+    block = participant.project.settings.participants
+    return block.units_per_participant if block is not None else None
+
+
+def answered(participant: Participant) -> int:
+    return Assignment.objects.filter(
+        project=participant.project,
+        annotator=participant.user,
+        status=Assignment.Status.COMPLETED,
+    ).count()
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Where a participant stands, as the members list shows it."""
+
+    key: str  # consent, instructions, training, failed, annotating, completed
+    label: str
+
+
+def stage(participant: Participant) -> Stage:
+    config = participant.project.settings
+    block = config.participants
+    if participant.completed_at is not None:
+        return Stage("completed", "Completed")
+    if participant.training == Participant.Training.FAILED:
+        return Stage("failed", "Failed training")
+    if block is not None and block.consent and participant.consent_at is None:
+        return Stage("consent", "Not yet consented")
+    if participant.training == Participant.Training.PENDING:
+        return Stage("training", "In training")
+    done = answered(participant)
+    if config.instructions and participant.instructions_seen_at is None and not done:
+        return Stage("instructions", "Reading the instructions")
+    limit = quota(participant)
+    return Stage("annotating", f"Annotating: {done} of {limit}" if limit else f"Annotating: {done}")
+
+
+def quota_reached(participant: Participant) -> bool:
+    limit = quota(participant)
+    return limit is not None and answered(participant) >= limit
+
+
+def training_step(participant: Participant) -> str | None:
+    """The training page's address while this participant still has to pass it."""
+    if participant.training == Participant.Training.PASSED:
+        return None
+    if not participant_flow.training_required(participant):
+        return None
+    return participant_flow.training_url(participant)
+
+
+def mark(participant: Participant, field: str) -> None:
+    if getattr(participant, field) is None:
+        setattr(participant, field, timezone.now())
+        participant.save(update_fields=[field])
+
+
+def participant_rows(project: Project) -> list[dict]:
+    """The members list's participants: id, when they came, where they stand, and the link's
+    other parameters (for managers only)."""
+    return [
+        {"participant": p, "stage": stage(p), "username": p.user.username}
+        for p in Participant.objects.filter(project=project).select_related("user", "project")
+    ]
+
+
+# --------------------------------------------------------------------------- the scope
+
+# The pages a participant session may open, each of its own project only.
+_OWN_PAGES = {
+    "participant-flow",
+    "participant-consent",
+    "participant-done",
+    "annotate-unit",
+    "project-instructions",
+    "project-media",
+    "project-points",
+}
+# Pages of no project: entering a (new) participant link, logging out.
+_ANY_PAGES = {"participant-start", "logout"}
+
+
+class ParticipantScope:
+    """A participant session opens its project's unit pages, instructions, media and flow;
+    any other page of the site sends it back to its flow (a page) or is not found."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        key = request.session.get(SESSION_KEY)
+        if key is None or not request.user.is_authenticated:
+            return self.get_response(request)
+        participant = (
+            Participant.objects.select_related("project", "user")
+            .filter(pk=key, user=request.user)
+            .first()
+        )
+        if participant is None:  # a participant removed since: the session ends
+            request.session.flush()
+            return HttpResponseRedirect(reverse("login"))
+        request.participant = participant
+        if self._allowed(request, participant):
+            return self.get_response(request)
+        if request.method in ("GET", "HEAD") and not request.path.startswith("/api/"):
+            return HttpResponseRedirect(
+                reverse("participant-flow", args=[participant.project.slug])
+            )
+        return HttpResponseNotFound("Not found.", content_type="text/plain")
+
+    @staticmethod
+    def _allowed(request, participant) -> bool:
+        try:
+            match = resolve(request.path_info)
+        except Resolver404:
+            return True  # a 404 anyway
+        if match.url_name in _ANY_PAGES:
+            return True
+        return match.url_name in _OWN_PAGES and match.kwargs.get("slug") == participant.project.slug

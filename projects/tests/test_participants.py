@@ -1,0 +1,299 @@
+"""Participant links: a crowd participant enters one project by a public link naming them,
+accepts the consent text, reads the instructions, answers at most their quota of units and
+gets the completion code; the same id resumes, and the session opens no other page."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from projects.configuration import ConfigError, load_config
+from projects.models import Annotation, Assignment, Membership, Participant
+from projects.services import import_project
+
+from .factories import MembershipFactory, UserFactory
+
+User = get_user_model()
+
+HEAD = """task_name: Crowd study
+data_files: [d.jsonl]
+instructions: "# How to judge\\n\\nSay **yes** when the text is polite."
+annotation_schemes:
+  - {annotation_type: radio, name: q, description: Is it polite, labels: [yes_, no_]}
+"""
+BLOCK = """participants:
+  open_link: true
+  id_param: PROLIFIC_PID
+  units_per_participant: 3
+  completion_code: "C1A2B3"
+  completion_url: "https://panel.example.org/complete?cc=C1A2B3"
+  consent: "I agree that my **answers** are stored."
+"""
+
+
+def write(tmp_path, block: str = BLOCK, units: int = 6):
+    (tmp_path / "d.jsonl").write_text(
+        "".join(f'{{"id": "u{n}", "text": "Text {n}"}}\n' for n in range(units))
+    )
+    (tmp_path / "c.yaml").write_text(HEAD + block)
+    return tmp_path / "c.yaml"
+
+
+def make_project(tmp_path, block: str = BLOCK, slug: str = "crowd", units: int = 6):
+    folder = tmp_path / slug
+    folder.mkdir()
+    return import_project(config_path=write(folder, block, units), slug=slug).project
+
+
+def start_url(slug="crowd", **params):
+    query = "&".join(f"{key}={value}" for key, value in params.items())
+    return reverse("participant-start", args=[slug]) + (f"?{query}" if query else "")
+
+
+def enter(client, slug="crowd", pid="abc123", **params):
+    """Opens the link and follows the flow to the first unit (consent and instructions)."""
+    response = client.get(start_url(slug, PROLIFIC_PID=pid, **params))
+    assert response.status_code == 302
+    response = client.get(response["Location"])
+    assert response["Location"] == reverse("participant-consent", args=[slug])
+    assert client.post(response["Location"], {"agree": "yes"}).status_code == 302
+    response = client.get(reverse("participant-flow", args=[slug]))
+    assert response["Location"] == reverse("project-instructions", args=[slug])
+    assert client.get(response["Location"]).status_code == 200
+    return client.get(reverse("participant-flow", args=[slug]))
+
+
+def answer(client, response, label="yes_"):
+    """Answers the unit a flow redirect leads to; returns where the answer leads next."""
+    unit_url = response["Location"]
+    assert "/annotate/" in unit_url, unit_url
+    assert client.get(unit_url).status_code == 200
+    response = client.post(unit_url, {"q": label})
+    # the unit page sends on to the queue, which sends a participant to their flow
+    hops = [response["Location"]]
+    while response["Location"] in ("/projects/crowd/annotate/", "/p/crowd/"):
+        response = client.get(response["Location"])
+        assert response.status_code == 302
+        hops.append(response["Location"])
+    assert hops[:2] == ["/projects/crowd/annotate/", "/p/crowd/"], hops
+    return response
+
+
+@pytest.fixture
+def project(db, tmp_path):
+    return make_project(tmp_path)
+
+
+# --------------------------------------------------------------------------- the config
+
+
+def test_the_participants_block_is_read_with_its_defaults(tmp_path):
+    config = load_config(write(tmp_path))
+    block = config.participants
+    assert block.open_link and block.units_per_participant == 3
+    assert block.completion_code == "C1A2B3" and block.max_participants == 5000
+    assert load_config(write(tmp_path, "")).participants is None
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ("participants:\n  open_lnk: true\n", "did you mean 'open_link'"),
+        ("participants:\n  id_param: 'bad name'\n", "must be a query parameter name"),
+        ("participants:\n  completion_url: 'javascript:alert(1)'\n", "http:// or https://"),
+        ("participants:\n  units_per_participant: 0\n", "positive integer"),
+    ],
+)
+def test_a_wrong_participants_block_is_refused_by_name(tmp_path, block, message):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, block))
+    assert any(message in str(issue) for issue in caught.value.issues), caught.value.issues
+
+
+# --------------------------------------------------------------------------- the flow
+
+
+def test_entry_consent_instructions_units_and_completion_code(project):
+    client = Client()
+    response = enter(client, STUDY_ID="s1", SESSION_ID="x9")
+    for _ in range(3):
+        response = answer(client, response)
+        if response.status_code == 302 and "/done/" in response["Location"]:
+            break
+    assert response["Location"] == reverse("participant-done", args=["crowd"])
+    done = client.get(response["Location"])
+    assert done.status_code == 200
+    page = done.content.decode()
+    assert "C1A2B3" in page
+    assert 'href="https://panel.example.org/complete?cc=C1A2B3"' in page
+    assert done["Refresh"].endswith("url=https://panel.example.org/complete?cc=C1A2B3")
+    participant = Participant.objects.get(project=project, external_id="abc123")
+    assert participant.params == {"STUDY_ID": "s1", "SESSION_ID": "x9"}
+    assert participant.consent_at and participant.instructions_seen_at and participant.completed_at
+    membership = Membership.objects.get(project=project, user=participant.user)
+    assert membership.role == Membership.Role.ANNOTATOR
+    assert not participant.user.has_usable_password()
+    assert "abc123" not in participant.user.username
+    assert Annotation.objects.filter(annotator=participant.user).count() == 3
+
+
+def test_consent_must_be_ticked(project):
+    client = Client()
+    client.get(start_url(PROLIFIC_PID="p1"))
+    consent = reverse("participant-consent", args=["crowd"])
+    page = client.get(consent)
+    assert "<strong>answers</strong>" in page.content.decode()
+    refused = client.post(consent, {})
+    assert refused.status_code == 400
+    assert "Tick the box" in refused.content.decode()
+    assert Participant.objects.get(external_id="p1").consent_at is None
+    # no unit before consent: the flow sends the participant back to the consent page
+    assert client.get(reverse("participant-flow", args=["crowd"]))["Location"] == consent
+
+
+def test_the_quota_holds_in_the_queue_and_on_submit(project):
+    client = Client()
+    response = enter(client)
+    for _ in range(3):
+        response = answer(client, response)
+    user = Participant.objects.get(external_id="abc123").user
+    assert Assignment.objects.filter(annotator=user).count() == 3
+    # asking again gives no fourth unit, whichever page asks
+    assert client.get(reverse("participant-flow", args=["crowd"]))["Location"].endswith("/done/")
+    assert client.get(reverse("annotate", args=["crowd"])).status_code == 302
+    assert Assignment.objects.filter(annotator=user).count() == 3
+    assert Annotation.objects.filter(annotator=user).count() == 3
+
+
+def test_a_second_visit_resumes_and_another_id_is_a_new_participant(project):
+    first = Client()
+    response = enter(first, pid="same-id", SESSION_ID="one")
+    response = answer(first, response)
+    unit_url = response["Location"]
+    users = User.objects.count()
+    again = Client()  # another browser, the same panel id
+    resumed = again.get(start_url(PROLIFIC_PID="same-id", SESSION_ID="two"))
+    assert User.objects.count() == users
+    assert Participant.objects.filter(project=project).count() == 1
+    # consent and instructions are remembered: straight back to the unit in hand
+    assert again.get(resumed["Location"])["Location"] == unit_url
+    assert Participant.objects.get(external_id="same-id").params == {"SESSION_ID": "two"}
+    other = Client()
+    other.get(start_url(PROLIFIC_PID="another-id"))
+    assert Participant.objects.filter(project=project).count() == 2
+    assert User.objects.count() == users + 1
+    assert len({p.user_id for p in Participant.objects.all()}) == 2
+
+
+def test_a_project_of_no_units_left_still_gives_the_code(db, tmp_path):
+    make_project(tmp_path, units=2)
+    client = Client()
+    response = enter(client)
+    for _ in range(2):
+        response = answer(client, response)
+    assert response["Location"].endswith("/done/")
+    assert "C1A2B3" in client.get(response["Location"]).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ("", 400, "participant id is missing"),
+        ("?PROLIFIC_PID=", 400, "participant id is missing"),
+        ("?PROLIFIC_PID=a%20b", 400, "not valid"),
+        ("?PROLIFIC_PID=" + "x" * 65, 400, "not valid"),
+        ("?PROLIFIC_PID=<script>", 400, "not valid"),
+        ("?PROLIFIC_PID=ok&NOTE=" + "y" * 201, 400, "too long"),
+        ("?PROLIFIC_PID=ok&" + "&".join(f"k{n}=v" for n in range(21)), 400, "too many"),
+    ],
+)
+def test_a_missing_or_malformed_id_gets_a_clear_page(project, query, status, words):
+    response = Client().get(reverse("participant-start", args=["crowd"]) + query)
+    assert response.status_code == status
+    assert words in response.content.decode()
+    assert not Participant.objects.exists()
+
+
+def test_a_closed_link_or_unknown_project_is_a_clear_404(db, tmp_path):
+    make_project(tmp_path, BLOCK.replace("open_link: true", "open_link: false"))
+    make_project(tmp_path, "", slug="plain")
+    for slug in ("crowd", "plain", "no-such"):
+        response = Client().get(start_url(slug, PROLIFIC_PID="abc"))
+        assert response.status_code == 404
+        assert "link is closed" in response.content.decode()
+    assert not Participant.objects.exists()
+
+
+def test_max_participants_is_held(db, tmp_path):
+    make_project(tmp_path, BLOCK + "  max_participants: 2\n")
+    for pid in ("a1", "a2"):
+        assert Client().get(start_url(PROLIFIC_PID=pid)).status_code == 302
+    full = Client().get(start_url(PROLIFIC_PID="a3"))
+    assert full.status_code == 403
+    assert "(2)" in full.content.decode() and "full" in full.content.decode()
+    # those already in may still come back
+    assert Client().get(start_url(PROLIFIC_PID="a1")).status_code == 302
+    assert Participant.objects.count() == 2
+
+
+# --------------------------------------------------------------------------- the scope
+
+
+def test_a_participant_opens_no_other_page(project, tmp_path):
+    other = make_project(tmp_path, BLOCK, slug="other-study")
+    client = Client()
+    response = enter(client)
+    flow = reverse("participant-flow", args=["crowd"])
+    for url in (
+        reverse("home"),
+        reverse("project-detail", args=["crowd"]),
+        reverse("project-detail", args=[other.slug]),
+        reverse("annotate", args=[other.slug]),
+        reverse("project-instructions", args=[other.slug]),
+        reverse("participant-flow", args=[other.slug]),
+        reverse("project-export", args=["crowd"]),
+        reverse("password_change"),
+        "/admin/",
+    ):
+        refused = client.get(url)
+        assert refused.status_code == 302 and refused["Location"] == flow, url
+    assert client.post(reverse("project-members", args=["crowd"]), {}).status_code == 404
+    assert client.get("/api/v1/projects/").status_code == 404
+    assert client.post("/api/v1/auth/token/revoke-all/").status_code == 404
+    # their own unit page still opens
+    assert client.get(response["Location"]).status_code == 200
+
+
+def test_the_unit_page_shows_the_study_not_the_site_menu(project):
+    client = Client()
+    response = enter(client)
+    page = client.get(response["Location"]).content.decode()
+    assert "My projects" not in page and 'href="/api/' not in page
+
+
+def test_a_manager_sees_participants_with_their_state(project):
+    Client().get(start_url(PROLIFIC_PID="just-came"))
+    client = Client()
+    response = enter(client, pid="worker-7", STUDY_ID="s1")
+    answer(client, response)
+    manager = UserFactory(username="boss")
+    MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
+    boss = Client()
+    boss.force_login(manager)
+    page = boss.get(reverse("project-detail", args=["crowd"])).content.decode()
+    assert "worker-7" in page and "Annotating: 1 of 3" in page
+    assert "just-came" in page and "Not yet consented" in page
+    assert "STUDY_ID=s1" in page
+    assert "/p/crowd/start?PROLIFIC_PID=" in page
+
+
+def test_a_failed_training_stops_the_participant(project):
+    client = Client()
+    client.get(start_url(PROLIFIC_PID="abc123"))
+    participant = Participant.objects.get(external_id="abc123")
+    participant.training = Participant.Training.FAILED
+    participant.save()
+    stopped = client.get(reverse("participant-flow", args=["crowd"]))
+    assert stopped.status_code == 200
+    assert "Thank you for your time" in stopped.content.decode()
+    assert Assignment.objects.filter(annotator=participant.user).count() == 0
