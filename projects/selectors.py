@@ -20,6 +20,7 @@ from .models import (
     Project,
     Unit,
 )
+from .queue import person_cap
 from .schemes import scheme_type
 
 User = get_user_model()
@@ -325,7 +326,7 @@ def my_progress(project: Project, user) -> Progress:
     done = Assignment.objects.filter(
         project=project, annotator=user, status=Assignment.Status.COMPLETED
     ).count()
-    cap = project.settings.max_annotations_per_user
+    cap = person_cap(project, user)  # a participant's quota included
     total = Unit.objects.filter(project=project).count()
     return Progress(done=done, total=min(total, cap) if cap else total, label="answered by you")
 

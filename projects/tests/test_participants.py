@@ -264,11 +264,12 @@ def test_a_participant_opens_no_other_page(project, tmp_path):
     assert client.get(response["Location"]).status_code == 200
 
 
-def test_the_unit_page_shows_the_study_not_the_site_menu(project):
+def test_the_unit_page_shows_the_study_and_the_quota_not_the_site_menu(project):
     client = Client()
     response = enter(client)
     page = client.get(response["Location"]).content.decode()
     assert "My projects" not in page and 'href="/api/' not in page
+    assert "0 / 3 answered by you" in page  # the quota, not the project's six units
 
 
 def test_a_manager_sees_participants_with_their_state(project):

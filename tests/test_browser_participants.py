@@ -1,0 +1,102 @@
+"""A crowd participant on a phone: the panel's link, the consent to tick, the instructions,
+two units, the completion code and the way back to the panel; the same link again resumes
+(chromium via Playwright; screenshots at 390 px and 1280 px in test-artifacts/)."""
+
+import pytest
+
+from projects.models import Annotation, Participant
+from projects.services import import_project
+from tests.test_browser import ARTIFACTS, browser_page  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CONFIG = """task_name: Politeness of replies
+data_files: [d.jsonl]
+instructions: |
+  # How to judge
+
+  Read the reply, then say whether it is **polite**.
+annotation_schemes:
+  - annotation_type: radio
+    name: polite
+    description: Is this reply polite?
+    labels: [polite, not_polite]
+participants:
+  open_link: true
+  id_param: PROLIFIC_PID
+  units_per_participant: 2
+  completion_code: "C1A2B3"
+  completion_url: "{base}/panel-complete?cc=C1A2B3"
+  consent: |
+    **Consent.** Your answers are stored without your name and used for research only.
+    You may stop at any time.
+"""
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+def shoot(page, name: str) -> None:
+    """The page at phone width and at desktop width, nothing wider than the window."""
+    for size, suffix in ((PHONE, "390"), (DESKTOP, "1280")):
+        page.set_viewport_size(size)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= size["width"], f"{name} is {wide} px wide at {size['width']} px"
+        page.screenshot(path=ARTIFACTS / f"participant-{name}-{suffix}.png", full_page=True)
+    page.set_viewport_size(PHONE)
+
+
+def test_a_participant_from_the_panel_to_the_completion_code(browser_page, live_server, tmp_path):  # noqa: F811
+    page = browser_page
+    page.set_viewport_size(PHONE)
+    (tmp_path / "d.jsonl").write_text(
+        "".join(f'{{"id": "r{n}", "text": "Reply number {n}: thanks a lot!"}}\n' for n in range(4))
+    )
+    (tmp_path / "c.yaml").write_text(CONFIG.replace("{base}", live_server.url))
+    import_project(config_path=tmp_path / "c.yaml", slug="polite")
+    link = f"{live_server.url}/p/polite/start?PROLIFIC_PID=5f1e9a&STUDY_ID=s7&SESSION_ID=q1"
+
+    page.goto(f"{live_server.url}/p/polite/start?STUDY_ID=s7")
+    assert page.get_by_role("heading", name="Your participant id is missing").is_visible()
+    shoot(page, "missing-id")
+
+    page.goto(link)
+    page.wait_for_url("**/p/polite/consent/")
+    assert page.get_by_text("Your answers are stored without your name").is_visible()
+    assert page.get_by_role("link", name="My projects").count() == 0
+    shoot(page, "consent")
+    page.get_by_label("I have read the text above and agree to take part.").check()
+    page.get_by_role("button", name="Continue").click()
+
+    page.wait_for_url("**/projects/polite/instructions/")
+    assert page.get_by_role("heading", name="How to judge").is_visible()
+    shoot(page, "instructions")
+    page.get_by_role("link", name="Start").click()
+
+    page.wait_for_url("**/projects/polite/annotate/*/")
+    shoot(page, "unit")
+    first_unit = page.url
+    page.get_by_label("polite", exact=True).check()
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(lambda url: url != first_unit and "/annotate/" in url)
+
+    # The same link again (another tab, a reload from the panel) resumes at the unit in hand.
+    second_unit = page.url
+    page.goto(link)
+    page.wait_for_url(second_unit)
+    assert Participant.objects.count() == 1
+
+    # Other pages of the site lead back to the study.
+    page.goto(f"{live_server.url}/")
+    page.wait_for_url(lambda url: "/projects/polite/annotate/" in url)
+
+    page.get_by_label("not_polite").check()
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url("**/p/polite/done/")
+    assert page.locator("#completion-code").inner_text() == "C1A2B3"
+    back = page.get_by_role("link", name="Return to the panel")
+    assert back.get_attribute("href") == f"{live_server.url}/panel-complete?cc=C1A2B3"
+    shoot(page, "done")
+
+    participant = Participant.objects.get()
+    assert participant.params == {"STUDY_ID": "s7", "SESSION_ID": "q1"}
+    assert Annotation.objects.filter(annotator=participant.user).count() == 2
