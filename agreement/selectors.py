@@ -6,6 +6,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from agreement.core.report import CATEGORICAL_MEASURES, STRUCTURED_MEASURES
+from projects.gold import excluded_names
 from projects.models import Annotation, Project
 from projects.schemes import scheme_type
 
@@ -61,6 +62,10 @@ def is_current(report: AgreementReport) -> bool:
     )
     count = Annotation.objects.filter(project_id=report.project_id).count()
     latest = figures["latest"]
+    # A manager leaving an annotator out (or taking one back) makes the report old too.
+    left_out = (report.report or {}).get("excluded_annotators", [])
+    if left_out != excluded_names(report.project_id):
+        return False
     return count == report.n_annotations and (latest is None or latest <= report.computed_at)
 
 

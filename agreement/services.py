@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from agreement.core.report import build_report
 from projects.annotation_files import export_records
+from projects.gold import excluded_names
 from projects.models import Project
 from projects.schemes import scheme_type
 from projects.selectors import model_judges
@@ -24,7 +25,8 @@ def compute_report(*, project: Project) -> AgreementReport:
     started = timezone.now()
     try:
         with transaction.atomic():
-            records = export_records(project)
+            stored = export_records(project)
+            records = counted_records(project, stored)
             schemes = [
                 {
                     "name": s["name"],
@@ -35,10 +37,11 @@ def compute_report(*, project: Project) -> AgreementReport:
                 for s in project.schemes
             ]
             report = build_report(records, schemes, model_annotators=model_judges(project))
+            report["excluded_annotators"] = excluded_names(project)
             return AgreementReport.objects.create(
                 project=project,
                 computed_at=started,
-                n_annotations=sum(len(record.annotations) for record in records),
+                n_annotations=sum(len(record.annotations) for record in stored),
                 report=report,
                 status=AgreementReport.Status.OK,
             )
@@ -50,6 +53,18 @@ def compute_report(*, project: Project) -> AgreementReport:
             error=f"{type(exc).__name__}: {exc}",
         )
         raise
+
+
+def counted_records(project: Project, stored: list | None = None) -> list:
+    """The answers agreement is computed from (of ``stored``, the export's records): neither
+    gold units' answers nor those of the annotators a manager left out (projects.gold)."""
+    gold_ids = set(project.units.filter(is_gold=True).values_list("external_id", flat=True))
+    left_out = set(excluded_names(project))
+    return [
+        record
+        for record in (export_records(project) if stored is None else stored)
+        if record.id not in gold_ids and record.annotator not in left_out
+    ]
 
 
 def current_report(*, project: Project) -> tuple[AgreementReport, bool]:

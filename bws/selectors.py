@@ -3,6 +3,7 @@
 import numpy as np
 from django.db.models import F, QuerySet
 
+from projects.gold import excluded_user_ids
 from projects.models import Annotation, Item, Project
 
 from .core.diagnostics import StoredDiagnostics
@@ -19,6 +20,9 @@ def judgments_for(project: Project, scheme: str) -> Judgments:
     creation; clusters: tuples)."""
     rows = list(
         Annotation.objects.filter(project=project, scheme=scheme, best_index__isnull=False)
+        # Gold units and the annotators a manager left out count toward no score.
+        .exclude(unit__is_gold=True)
+        .exclude(annotator_id__in=excluded_user_ids(project))
         .order_by("created_at", "id")
         .values_list("unit__item_indices", "best_index", "worst_index", "unit_id", "annotator_id")
     )

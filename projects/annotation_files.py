@@ -2,12 +2,14 @@
 projects.interchange, the one reader and writer of that format; and the answer file the
 platform keeps in each project's output_annotation_dir."""
 
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import answers, interchange
 from .answers import unit_context
 from .configuration import OUTPUT_FORMATS, ProjectConfig
+from .gold import excluded_user_ids
 from .models import Annotation, Project, Unit
 from .paths import PathRefused, write_inside
 from .services import project_folder
@@ -35,6 +37,7 @@ def export_records(project: Project) -> list[interchange.UnitRecord]:
     )
     records: list[interchange.UnitRecord] = []
     current = None
+    left_out = excluded_user_ids(project)
     for answer in answers.iterator(chunk_size=2000):
         key = (answer.unit_id, answer.annotator_id)
         if current is None or current[0] != key:
@@ -46,6 +49,8 @@ def export_records(project: Project) -> list[interchange.UnitRecord]:
                 instance=(
                     unit.instance.instance_id if unit.item_ids and unit.instance_id else None
                 ),
+                gold=unit.is_gold,
+                excluded=answer.annotator_id in left_out,
             )
             current = (key, record, answer.answered_at or answer.updated_at)
             records.append(record)
@@ -71,6 +76,18 @@ def write_export(project: Project, output: str | Path, fmt: str | None = None) -
     output = Path(output)
     fmt = fmt or output.suffix.lstrip(".") or "jsonl"
     return _write_records(export_records(project), output, fmt)
+
+
+# The export's formats and their media types, for the web page and the API alike.
+EXPORT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "tsv": "text/tab-separated-values"}
+
+
+def export_file(project: Project, fmt: str) -> tuple[bytes, str, str]:
+    """The export as a download: its bytes, file name and media type (fmt: EXPORT_TYPES)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{project.slug}-annotations.{fmt}"
+        write_export(project, path, fmt)
+        return path.read_bytes(), path.name, EXPORT_TYPES[fmt]
 
 
 def write_answer_file(project: Project) -> Path:

@@ -28,8 +28,11 @@ from projects.problems import FileProblem, FileProblemsError
 from projects.schemes import scheme_type, table_types
 
 MAX_PROBLEMS = 20
-FIELDS = ("id", "items", "instance", "annotations", "annotator", "timestamp")
+FIELDS = ("id", "items", "instance", "annotations", "annotator", "timestamp", "gold", "excluded")
 TABLE_FIELDS = ("id", "items", "instance", "annotator", "timestamp")
+# Marks an export adds where they apply (projects.gold): a gold unit's answer, an answer of
+# an annotator a manager left out. Read back, they are kept and change nothing else.
+MARK_FIELDS = ("gold", "excluded")
 DIRECTORY_SUFFIXES = (".jsonl",)
 
 
@@ -56,6 +59,8 @@ class UnitRecord:
     instance: str | None = None
     file: str = ""
     line: int | None = None
+    gold: bool = False
+    excluded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The record as the JSON object of the format (keys in the documented order)."""
@@ -69,6 +74,9 @@ class UnitRecord:
             data["annotator"] = self.annotator
         if self.timestamp is not None:
             data["timestamp"] = self.timestamp
+        for mark in MARK_FIELDS:
+            if getattr(self, mark):
+                data[mark] = True
         return data
 
 
@@ -143,6 +151,8 @@ def _parse(data: Any, file: str, line: int | None, problems: _Problems) -> UnitR
         instance=instance,
         file=file,
         line=line,
+        gold=data.get("gold") is True,
+        excluded=data.get("excluded") is True,
     )
 
 
@@ -296,7 +306,9 @@ def table_columns(
     (SchemeType.export_columns). A scheme not named there, as in a file read without its
     configuration, is split when every value of it fits the table keys of a type (an
     object of best and worst), and is one column otherwise."""
+    records = list(records)
     columns = list(TABLE_FIELDS)
+    columns += [mark for mark in MARK_FIELDS if any(getattr(r, mark) for r in records)]
     types = dict(schemes or {})
     fitting: dict[str, list] = {}
     for record in records:
@@ -322,7 +334,12 @@ def flatten(record: UnitRecord, columns: list[str]) -> dict[str, str]:
         "annotator": record.annotator or "",
         "timestamp": record.timestamp or "",
     }
+    for mark in MARK_FIELDS:
+        if mark in columns:
+            row[mark] = "true" if getattr(record, mark) else ""
     for column in columns[len(TABLE_FIELDS) :]:
+        if column in MARK_FIELDS:
+            continue
         if _split_column(column, columns):
             scheme, _, key = column.rpartition(".")
             value = record.annotations.get(scheme)
@@ -402,6 +419,9 @@ def _unflatten(
     for key in TABLE_FIELDS:
         if row.get(key, "") != "":
             data[key] = row[key]
+    for mark in MARK_FIELDS:
+        if row.get(mark, "") == "true":
+            data[mark] = True
     if "items" in data:
         try:
             data["items"] = json.loads(data["items"])
@@ -410,7 +430,7 @@ def _unflatten(
             return None
     annotations: dict[str, Any] = {}
     for column in header:
-        if column in TABLE_FIELDS or row[column] == "":
+        if column in TABLE_FIELDS or column in MARK_FIELDS or row[column] == "":
             continue
         if _split_column(column, header):
             scheme, _, key = column.rpartition(".")

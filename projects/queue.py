@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
+from . import gold
 from .models import Assignment, Participant, Project, Unit
 
 RECLAIM_BATCH = 200
@@ -98,6 +99,8 @@ def next_unit(*, project: Project, user) -> Unit | None:
     from the queue (with its tuple and instance loaded); None when there is no more work."""
     now = timezone.now()
     policy = QueuePolicy.of(project)
+    if gold.training_blocks_work(project, user):
+        return None  # a training to pass first, or failed (projects.gold)
     mine = Assignment.objects.filter(project=project, annotator=user)
     live = (
         mine.filter(status=Assignment.Status.RESERVED, leased_until__gt=now)
@@ -109,7 +112,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
     cap = person_cap(project, user, policy)
     if cap is not None and mine.count() >= cap:
         return None
-    candidates = Unit.objects.filter(project=project).exclude(
+    candidates = Unit.objects.filter(project=project, is_gold=False).exclude(
         Exists(Assignment.objects.filter(unit=OuterRef("pk"), annotator=user))
     )
     if policy.cap is not None:
@@ -128,6 +131,8 @@ def next_unit(*, project: Project, user) -> Unit | None:
         unit = candidates.first()
     if unit is None:
         return None
+    # Now and then an attention check in its place (gold, uncapped; projects.gold).
+    unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
     Assignment.objects.create(
         unit=unit,
         annotator=user,

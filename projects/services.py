@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from . import events, media
+from . import events, gold, media
 from .configuration import ConfigError, ProjectConfig, load_config, parse_config, parse_yaml
 from .datafiles import LoadedData, load_items
 from .limits import Limits
@@ -238,6 +238,7 @@ def _build_project(
     design = events.built_project(project=project, config=config, data=data, instances=instances)
     if not config.bws_schemes:
         _build_instance_units(project=project, config=config, instances=instances)
+    gold.store_gold(project=project, config=config)  # GoldRefused rolls the import back
     if owner is not None:
         Membership.objects.get_or_create(
             user=owner, project=project, defaults={"role": Membership.Role.MANAGER}

@@ -1,6 +1,13 @@
 from django.urls import path
 
-from . import instructions_views, invite_views, media_views, participant_views, views
+from . import (
+    gold_views,
+    instructions_views,
+    invite_views,
+    media_views,
+    participant_views,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -19,6 +26,7 @@ urlpatterns = [
         instructions_views.project_instructions,
         name="project-instructions",
     ),
+    path("projects/<slug:slug>/training/", gold_views.training, name="project-training"),
     path("projects/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("projects/<slug:slug>/annotate/<int:unit_id>/", views.annotate_unit, name="annotate-unit"),
     path("projects/<slug:slug>/media/<path:path>", media_views.project_media, name="project-media"),

@@ -13,13 +13,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from . import selectors, services
+from . import gold, selectors, services
 from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import write_export
 from .answer_forms import answers_from_post, time_taken_from_post
 from .answers import SubmitRefused, submit_answers
+from .content_policy import allow_waveform_style
 from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
+from .instructions import show_first as show_instructions_first
 from .invite_views import InviteForm, invitable_member_ids, pop_invite_links, remember_invites
 from .invites import create_missing_accounts
 from .models import Assignment, Instance, Item, Lab, Membership, Unit
@@ -367,7 +369,7 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
             "progress": selectors.my_progress(project, request.user),
             "previous": previous,
             "editing": completed.filter(unit=unit).exists(),
-            "unit_count": Unit.objects.filter(project=project).count(),
+            "unit_count": Unit.objects.filter(project=project, shown_number__isnull=True).count(),
             "client_id": uuid.uuid4(),
         },
         status=status,
@@ -382,8 +384,13 @@ def _refused_unit(request, project, unit, errors):
 
 
 @login_required
+@allow_waveform_style
 def annotate(request, slug):
     project = _annotator_project_or_404(request, slug)
+    if show_instructions_first(request.session, project, request.user):
+        return redirect("project-instructions", slug=slug)
+    if gold.training_blocks_work(project, request.user):
+        return redirect("project-training", slug=slug)  # to pass first, or failed
     unit = next_unit(project=project, user=request.user)
     if unit is None:
         return render(
@@ -399,6 +406,7 @@ def annotate(request, slug):
 
 
 @login_required
+@allow_waveform_style
 def annotate_unit(request, slug, unit_id):
     project = _annotator_project_or_404(request, slug)
     unit = get_object_or_404(Unit, project=project, pk=unit_id)
