@@ -1,23 +1,31 @@
-"""The hook between a participant's flow (projects/participants.py) and a training phase of
-gold units with feedback (the config's gold.training, built by projects.gold).
+"""The hook between a participant's flow (projects/participants.py) and the training phase
+of gold units with feedback (the config's gold.training; its page is `project-training`).
 
-Until the gold units provide their own training, no participant is required to train: the
-flow asks these two functions only, so the training plugs in here without the flow
-changing. The training records its outcome on ``Participant.training`` (pending, passed or
-failed); a participant who failed is thanked and stopped by the flow, and the members list
-says so to the managers.
+The flow asks these two functions only. The training records its outcome on
+``Participant.training`` (passed or failed, projects.gold.record_training_outcome); a
+participant who failed is thanked and stopped by the flow, and the members list says so to
+the managers. Until the training page exists, no participant is sent to it.
 """
 
 from __future__ import annotations
+
+from django.urls import NoReverseMatch, reverse
 
 from .models import Participant
 
 
 def training_required(participant: Participant) -> bool:
-    """Whether this participant must pass training before their first unit."""
-    return False
+    """Whether this participant must still pass a training before their units: the config
+    has a training phase and the participant has not passed (or failed) it."""
+    gold = getattr(participant.project.settings, "gold", None)
+    if gold is None or getattr(gold, "training_units", 0) <= 0:
+        return False
+    return participant.training not in (Participant.Training.PASSED, Participant.Training.FAILED)
 
 
 def training_url(participant: Participant) -> str | None:
-    """Where the participant's training is shown; None when there is none."""
-    return None
+    """Where the participant's training is shown; None when the site has no such page."""
+    try:
+        return reverse("project-training", args=[participant.project.slug])
+    except NoReverseMatch:
+        return None

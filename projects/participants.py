@@ -165,11 +165,16 @@ def quota(participant: Participant) -> int | None:
 
 
 def answered(participant: Participant) -> int:
-    return Assignment.objects.filter(
-        project=participant.project,
-        annotator=participant.user,
-        status=Assignment.Status.COMPLETED,
-    ).count()
+    """Units this participant answered, the training's gold units not counted."""
+    return (
+        Assignment.objects.filter(
+            project=participant.project,
+            annotator=participant.user,
+            status=Assignment.Status.COMPLETED,
+        )
+        .exclude(unit__is_gold=True, unit__gold__training=True)
+        .count()
+    )
 
 
 @dataclass(frozen=True)
@@ -189,11 +194,11 @@ def stage(participant: Participant) -> Stage:
         return Stage("failed", "Failed training")
     if block is not None and block.consent and participant.consent_at is None:
         return Stage("consent", "Not yet consented")
-    if participant.training == Participant.Training.PENDING:
-        return Stage("training", "In training")
     done = answered(participant)
     if config.instructions and participant.instructions_seen_at is None and not done:
         return Stage("instructions", "Reading the instructions")
+    if participant.training == Participant.Training.PENDING or training_step(participant):
+        return Stage("training", "In training")
     limit = quota(participant)
     return Stage("annotating", f"Annotating: {done} of {limit}" if limit else f"Annotating: {done}")
 
@@ -238,6 +243,7 @@ _OWN_PAGES = {
     "project-instructions",
     "project-media",
     "project-points",
+    "project-training",  # the gold units' training (projects/participant_flow.py)
 }
 # Pages of no project: entering a (new) participant link, logging out.
 _ANY_PAGES = {"participant-start", "logout"}

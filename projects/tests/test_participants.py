@@ -298,3 +298,32 @@ def test_a_failed_training_stops_the_participant(project):
     assert stopped.status_code == 200
     assert "Thank you for your time" in stopped.content.decode()
     assert Assignment.objects.filter(annotator=participant.user).count() == 0
+    manager = UserFactory(username="boss")
+    MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
+    boss = Client()
+    boss.force_login(manager)
+    page = boss.get(reverse("project-detail", args=["crowd"])).content.decode()
+    assert "Failed training" in page
+
+
+def test_the_flow_sends_a_participant_to_training_until_it_is_passed(project, monkeypatch):
+    """The hook the gold units' training plugs into (projects/participant_flow.py)."""
+    from projects import participant_flow
+
+    monkeypatch.setattr(
+        participant_flow,
+        "training_required",
+        lambda p: p.training not in (Participant.Training.PASSED, Participant.Training.FAILED),
+    )
+    monkeypatch.setattr(participant_flow, "training_url", lambda p: "/projects/crowd/training/")
+    client = Client()
+    client.get(start_url(PROLIFIC_PID="trainee"))
+    client.post(reverse("participant-consent", args=["crowd"]), {"agree": "yes"})
+    client.get(reverse("project-instructions", args=["crowd"]))
+    flow = reverse("participant-flow", args=["crowd"])
+    assert client.get(flow)["Location"] == "/projects/crowd/training/"
+    participant = Participant.objects.get(external_id="trainee")
+    assert not Assignment.objects.filter(annotator=participant.user).exists()
+    participant.training = Participant.Training.PASSED
+    participant.save()
+    assert "/annotate/" in client.get(flow)["Location"]
