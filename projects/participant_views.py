@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods
 
 from . import participants as flow
 from .instructions import render_instructions, show_first
-from .models import Participant
+from .models import Membership, Participant
 from .queue import next_unit
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -48,6 +48,8 @@ def participant_flow(request, slug):
     config = project.settings
     if participant.completed_at is not None:
         return redirect("participant-done", slug=slug)
+    if not Membership.objects.filter(project=project, user=participant.user).exists():
+        return _refused(request, flow.REMOVED)
     if participant.training == Participant.Training.FAILED:
         return render(request, "projects/participant_stopped.html", {"project": project})
     if config.participants and config.participants.consent and participant.consent_at is None:

@@ -46,6 +46,14 @@ class EntryRefused(Exception):
         self.title, self.message, self.status = title, message, status
 
 
+REMOVED = EntryRefused(
+    "You are no longer part of this study",
+    "The researchers have ended your part in this study. Thank you for your time; return to "
+    "the panel you came from.",
+    403,
+)
+
+
 def link_settings(project: Project) -> ParticipantSettings | None:
     """The project's participant settings if its link is open, else None."""
     block = project.settings.participants

@@ -47,9 +47,16 @@ def person_cap(project: Project, user, policy: QueuePolicy | None = None) -> int
     block = project.settings.participants
     if block is not None and block.units_per_participant is not None:
         if Participant.objects.filter(project=project, user=user).exists():
-            quota = block.units_per_participant
+            # The training's gold units come on top of the quota.
+            quota = block.units_per_participant + _training_taken(project, user)
             cap = quota if cap is None else min(cap, quota)
     return cap
+
+
+def _training_taken(project: Project, user) -> int:
+    return Assignment.objects.filter(
+        project=project, annotator=user, unit__is_gold=True, unit__gold__training=True
+    ).count()
 
 
 def _lease_minutes(minutes: int) -> int:

@@ -327,3 +327,17 @@ def test_the_flow_sends_a_participant_to_training_until_it_is_passed(project, mo
     participant.training = Participant.Training.PASSED
     participant.save()
     assert "/annotate/" in client.get(flow)["Location"]
+
+
+def test_a_participant_removed_by_a_manager_gets_no_more_units(project):
+    client = Client()
+    response = enter(client)
+    answer(client, response)
+    participant = Participant.objects.get(external_id="abc123")
+    Membership.objects.filter(user=participant.user).delete()
+    taken = Assignment.objects.filter(annotator=participant.user).count()
+    refused = client.get(reverse("participant-flow", args=["crowd"]))
+    assert refused.status_code == 403
+    assert "no longer part of this study" in refused.content.decode()
+    assert Client().get(start_url(PROLIFIC_PID="abc123")).status_code == 302  # resumes, then
+    assert Assignment.objects.filter(annotator=participant.user).count() == taken
