@@ -118,6 +118,7 @@ def test_dialect_a_reference_example_normalises():
         "agreement_metrics": {},
         "instructions": "",
         "participants": None,
+        "gold": None,
         "bws": {
             "tuple_size": 4,
             "items_key": None,

@@ -341,3 +341,75 @@ def test_a_participant_removed_by_a_manager_gets_no_more_units(project):
     assert "no longer part of this study" in refused.content.decode()
     assert Client().get(start_url(PROLIFIC_PID="abc123")).status_code == 302  # resumes, then
     assert Assignment.objects.filter(annotator=participant.user).count() == taken
+
+
+# --------------------------------------------------------------------------- with training
+
+GOLD = """gold:
+  file: gold.jsonl
+  attention_rate: 0
+  training:
+    units: 2
+    pass_threshold: 1.0
+"""
+
+
+def trained_project(tmp_path):
+    folder = tmp_path / "crowd"
+    folder.mkdir()
+    write(folder, BLOCK + GOLD)
+    (folder / "gold.jsonl").write_text(
+        '{"instance": "u0", "answers": {"q": "yes_"}}\n'
+        '{"instance": "u1", "answers": {"q": "no_"}}\n'
+    )
+    return import_project(config_path=folder / "c.yaml", slug="crowd").project
+
+
+def train(client, labels):
+    """Answers the training's units with these labels, from the flow's redirect on."""
+    training = reverse("project-training", args=["crowd"])
+    assert client.get(reverse("participant-flow", args=["crowd"]))["Location"] == training
+    for label in labels:
+        assert client.get(training).status_code == 200
+        assert client.post(training, {"q": label}).status_code == 302
+
+
+def start_and_consent(client, pid):
+    client.get(start_url(PROLIFIC_PID=pid))
+    client.post(reverse("participant-consent", args=["crowd"]), {"agree": "yes"})
+    client.get(reverse("project-instructions", args=["crowd"]))
+
+
+def test_training_passed_then_the_quota_of_ordinary_units(db, tmp_path):
+    project = trained_project(tmp_path)
+    client = Client()
+    start_and_consent(client, "good")
+    train(client, ["yes_", "no_"])
+    participant = Participant.objects.get(external_id="good")
+    assert participant.training == Participant.Training.PASSED
+    response = client.get(reverse("participant-flow", args=["crowd"]))
+    for _ in range(3):
+        response = answer(client, response)
+    assert response["Location"].endswith("/done/")
+    done = Assignment.objects.filter(annotator=participant.user, status="completed")
+    assert done.filter(unit__is_gold=False).count() == 3  # the quota, after the training
+    assert done.filter(unit__is_gold=True).count() == 2
+    assert project.units.filter(is_gold=False).count() == 4
+
+
+def test_training_failed_stops_the_participant_and_the_manager_sees_it(db, tmp_path):
+    project = trained_project(tmp_path)
+    client = Client()
+    start_and_consent(client, "careless")
+    train(client, ["no_", "no_"])
+    participant = Participant.objects.get(external_id="careless")
+    assert participant.training == Participant.Training.FAILED
+    for url in (reverse("participant-flow", args=["crowd"]), reverse("annotate", args=["crowd"])):
+        stopped = client.get(url, follow=True)
+        assert "Thank you for your time" in stopped.content.decode()
+    assert not Assignment.objects.filter(annotator=participant.user, unit__is_gold=False).exists()
+    manager = UserFactory(username="boss")
+    MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
+    boss = Client()
+    boss.force_login(manager)
+    assert "Failed training" in boss.get(reverse("project-detail", args=["crowd"])).content.decode()
