@@ -12,6 +12,7 @@ from projects.limits import Limits
 from projects.paths import PathRefused, confine
 from projects.schemes import stored_type
 
+from .adaptive import AdaptiveSettings
 from .design import Scoring, TupleGeneration
 from .dialects import IGNORED_DESIGN, Translated, translate
 from .fields import Block, between, key_path, reason_of, suggestion_of
@@ -217,6 +218,13 @@ def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign 
             f"{where}.group_key",
             "cannot be used with items_key: tuples are already drawn within each instance",
         )
+    if generation.adaptive is not None and (first.items_key or generation.group_key):
+        where = "bws_config" if dialect == Dialect.A else f"{generation_from}.tuple_generation"
+        issues.add(
+            f"{where}.adaptive",
+            "cannot be used with items_key or group_key: adaptive batches are drawn from "
+            "the whole pool of items",
+        )
     return BwsDesign(
         tuple_size=size if size is not None else DEFAULT_TUPLE_SIZE,
         items_key=first.items_key,
@@ -225,6 +233,7 @@ def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign 
         seed=generation.seed,
         ensure_pair_coverage=generation.ensure_pair_coverage,
         group_key=generation.group_key,
+        adaptive=AdaptiveSettings.of(generation.adaptive),
     )
 
 

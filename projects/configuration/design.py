@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .adaptive import AdaptiveBlock
 from .fields import Block, Flag, Name, WrittenPath, at_least, choice, limited
 from .vocabulary import (
     DEFAULT_APPEARANCES,
@@ -25,6 +26,8 @@ class TupleGeneration(Block):
     ensure_pair_coverage: Flag = False
     # Items sharing this data field's value form a group; tuples never mix groups.
     group_key: Name | None = None
+    # Further batches designed from the current fit (absent: the balanced design only).
+    adaptive: AdaptiveBlock | None = None
 
     key_hints = {
         "min_item_appearances": ("is the bws_config (dialect A) name", "tuples_per_item"),

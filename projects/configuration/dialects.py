@@ -78,6 +78,7 @@ BWS_CONFIG_PLACES = {
     "method": ("tuple_generation", "method"),
     "ensure_pair_coverage": ("tuple_generation", "ensure_pair_coverage"),
     "group_key": ("tuple_generation", "group_key"),
+    "adaptive": ("tuple_generation", "adaptive"),
     "scoring": ("scoring",),
 }
 BWS_CONFIG_HINTS: dict[str, tuple[str, str | None]] = {

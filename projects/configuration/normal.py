@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .adaptive import AdaptiveSettings
 from .gold import GoldSettings
 from .vocabulary import (
     BWS_TYPE,
@@ -50,6 +51,8 @@ class BwsDesign(_Normal):
     seed: int = DEFAULT_SEED
     ensure_pair_coverage: bool = False
     group_key: str | None = None
+    # Adaptive batches after the balanced start (bws.adaptive); None: the balanced design only.
+    adaptive: AdaptiveSettings | None = None
 
 
 class ScoringSettings(_Normal):
