@@ -4,9 +4,10 @@ two units, the completion code and the way back to the panel; the same link agai
 
 import pytest
 
-from projects.models import Annotation, Participant
+from projects.models import Annotation, Membership, Participant
 from projects.services import import_project
-from tests.test_browser import ARTIFACTS, browser_page  # noqa: F401 - the fixture
+from projects.tests.factories import UserFactory
+from tests.test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -52,7 +53,7 @@ def test_a_participant_from_the_panel_to_the_completion_code(browser_page, live_
         "".join(f'{{"id": "r{n}", "text": "Reply number {n}: thanks a lot!"}}\n' for n in range(4))
     )
     (tmp_path / "c.yaml").write_text(CONFIG.replace("{base}", live_server.url))
-    import_project(config_path=tmp_path / "c.yaml", slug="polite")
+    project = import_project(config_path=tmp_path / "c.yaml", slug="polite").project
     link = f"{live_server.url}/p/polite/start?PROLIFIC_PID=5f1e9a&STUDY_ID=s7&SESSION_ID=q1"
 
     page.goto(f"{live_server.url}/p/polite/start?STUDY_ID=s7")
@@ -100,3 +101,20 @@ def test_a_participant_from_the_panel_to_the_completion_code(browser_page, live_
     participant = Participant.objects.get()
     assert participant.params == {"STUDY_ID": "s7", "SESSION_ID": "q1"}
     assert Annotation.objects.filter(annotator=participant.user).count() == 2
+
+    # The project's manager sees the participant, their state and the link's parameters.
+    manager = UserFactory(username="mona")
+    Membership.objects.create(user=manager, project=project, role=Membership.Role.MANAGER)
+    page.context.clear_cookies()
+    log_in(page, live_server.url, "mona", "pw-for-tests-123")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/projects/polite/#participants")
+    row = page.locator("table.participants tbody tr")
+    assert row.count() == 1
+    assert "5f1e9a" in row.inner_text() and "Completed" in row.inner_text()
+    for size, suffix in ((PHONE, "390"), (DESKTOP, "1280")):
+        page.set_viewport_size(size)
+        members = page.locator("#members")
+        members.screenshot(path=ARTIFACTS / f"participant-members-{suffix}.png")
+        box = members.bounding_box()
+        assert box["x"] + box["width"] <= size["width"], "the members card is wider than the page"

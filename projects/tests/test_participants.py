@@ -285,7 +285,7 @@ def test_a_manager_sees_participants_with_their_state(project):
     assert "worker-7" in page and "Annotating: 1 of 3" in page
     assert "just-came" in page and "Not yet consented" in page
     assert "STUDY_ID=s1" in page
-    assert "/p/crowd/start?PROLIFIC_PID=" in page
+    assert "/p/crowd/start?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}" in page
 
 
 def test_a_failed_training_stops_the_participant(project):
