@@ -256,6 +256,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Every 4xx answers {"detail": ..., "errors": {field: [...]}} (projects/api_errors.py).
+    "EXCEPTION_HANDLER": "projects.api_errors.api_exception_handler",
     # JSON bodies are checked for depth before parsing (projects/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "projects.parsers.BoundedJSONParser",
@@ -267,7 +269,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Annolab API",
     "DESCRIPTION": "Projects, annotation queue, BWS scores and agreement reports. "
     "Version 1: every path starts with /api/v1/. Log in with POST /api/v1/auth/token/ and "
-    "send the token as `Authorization: Token <token>`.",
+    "send the token as `Authorization: Token <token>`. Lists come in pages (`?page=`, "
+    "`?page_size=` up to 1000). Every refusal (4xx) is a JSON object with `detail`, a "
+    "sentence, and, when fields were refused, `errors`: the messages per field.",
     # Empty: the docs page would print it after the title; the paths carry the version.
     "VERSION": "",
     # Operations grouped under these headings, in this order (tags= on the API views).
@@ -279,6 +283,9 @@ SPECTACULAR_SETTINGS = {
         {"name": "Scores", "description": "Best-worst scores of a scheme; re-scoring."},
         {"name": "Runs", "description": "Scoring runs, to poll until they finish."},
         {"name": "Agreement", "description": "Inter-annotator agreement reports."},
+        {"name": "Members", "description": "A project's members and their roles."},
+        {"name": "Items", "description": "A project's items and best-worst tuples."},
+        {"name": "Export", "description": "A project's answers as a JSON Lines, CSV or TSV file."},
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     # The docs pages' scripts come from the sidecar package, served by the site itself.

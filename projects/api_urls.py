@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, token_api
+from . import api, api_manage, token_api
 
 urlpatterns = [
     path("auth/token/", token_api.TokenApi.as_view(), name="api-token"),
@@ -15,8 +15,12 @@ urlpatterns = [
         token_api.TokenRevokeApi.as_view(),
         name="api-token-revoke",
     ),
-    path("projects/", api.ProjectListApi.as_view(), name="api-project-list"),
+    path("projects/", api_manage.ProjectListCreateApi.as_view(), name="api-project-list"),
     path("projects/<slug:slug>/", api.ProjectDetailApi.as_view(), name="api-project-detail"),
+    path("projects/<slug:slug>/members/", api_manage.MembersApi.as_view(), name="api-members"),
+    path("projects/<slug:slug>/items/", api_manage.ItemsApi.as_view(), name="api-items"),
+    path("projects/<slug:slug>/tuples/", api_manage.TuplesApi.as_view(), name="api-tuples"),
+    path("projects/<slug:slug>/export/", api_manage.ExportApi.as_view(), name="api-export"),
     path("projects/<slug:slug>/queue/next/", api.QueueNextApi.as_view(), name="api-queue-next"),
     path("projects/<slug:slug>/annotations/", api.AnnotationsApi.as_view(), name="api-annotations"),
 ]

@@ -5,6 +5,11 @@ from rest_framework.pagination import PageNumberPagination
 
 
 class Pages(PageNumberPagination):
+    """Pages of PAGE_SIZE results; ?page_size= asks for other sizes, up to MAX_PAGE_SIZE."""
+
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
     def get_paginated_response_schema(self, schema):
         paged = super().get_paginated_response_schema(schema)
         properties = paged["properties"]

@@ -1,6 +1,5 @@
 """Server-rendered pages: home, project pages for managers, project upload, lab people."""
 
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from . import gold, selectors, services
 from .access import managed_project_or_404, visible_project_or_404
-from .annotation_files import write_export
+from .annotation_files import EXPORT_TYPES, export_file
 from .answer_forms import answers_from_post, time_taken_from_post
 from .answers import SubmitRefused, submit_answers
 from .content_policy import allow_waveform_style
@@ -445,11 +444,7 @@ def project_export(request, slug):
     """Download every answer in the interchange format (JSON Lines, CSV or TSV)."""
     project = managed_project_or_404(request.user, slug)
     fmt = request.GET.get("format", "jsonl")
-    if fmt not in ("jsonl", "csv", "tsv"):
+    if fmt not in EXPORT_TYPES:
         raise Http404("Unknown format.")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"{project.slug}-annotations.{fmt}"
-        write_export(project, path, fmt)
-        body = path.read_bytes()
-    types = {"jsonl": "application/jsonl", "csv": "text/csv", "tsv": "text/tab-separated-values"}
-    return attachment(body, filename=path.name, content_type=types[fmt])
+    body, filename, content_type = export_file(project, fmt)  # the API's export too
+    return attachment(body, filename=filename, content_type=content_type)

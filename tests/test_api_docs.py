@@ -16,7 +16,18 @@ from django.urls import reverse
 from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
-TAGS = ["Auth", "Projects", "Queue", "Answers", "Scores", "Runs", "Agreement"]
+TAGS = [
+    "Auth",
+    "Projects",
+    "Queue",
+    "Answers",
+    "Scores",
+    "Runs",
+    "Agreement",
+    "Members",
+    "Items",
+    "Export",
+]
 
 
 @pytest.fixture
@@ -57,6 +68,10 @@ def test_every_operation_has_one_known_tag_a_readable_id_and_a_summary(schema):
     assert seen[("POST", "/api/v1/projects/{slug}/queue/next/")] == ("Queue", "queue_next")
     assert seen[("POST", "/api/v1/projects/{slug}/annotations/")][0] == "Answers"
     assert seen[("GET", "/api/v1/projects/{slug}/scores/runs/{run_id}/")][0] == "Runs"
+    assert seen[("POST", "/api/v1/projects/")] == ("Projects", "project_create")
+    assert seen[("DELETE", "/api/v1/projects/{slug}/members/")] == ("Members", "member_remove")
+    assert seen[("GET", "/api/v1/projects/{slug}/tuples/")] == ("Items", "tuples_list")
+    assert seen[("GET", "/api/v1/projects/{slug}/export/")] == ("Export", "project_export")
     assert {tag for tag, _ in seen.values()} == set(TAGS)
 
 

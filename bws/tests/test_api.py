@@ -53,11 +53,11 @@ def test_rescore_then_poll(api, monkeypatch):
 
 def test_bad_requests_are_field_errors(api):
     bad = api.post("/api/v1/projects/mt/scores/", {"scheme": "nope"}, format="json")
-    assert bad.status_code == 400 and "scheme" in bad.json()
+    assert bad.status_code == 400 and "scheme" in bad.json()["errors"]
     bad = api.post(
         "/api/v1/projects/mt/scores/", {"scheme": "overall_quality", "method": "x"}, format="json"
     )
-    assert bad.status_code == 400 and "method" in bad.json()
+    assert bad.status_code == 400 and "method" in bad.json()["errors"]
 
 
 def test_annotators_and_strangers_get_404(scored):  # noqa: F811
@@ -91,4 +91,4 @@ def test_a_rescore_chooses_its_interval_method(api, monkeypatch):
         {"scheme": "overall_quality", "intervals": "wald"},
         format="json",
     )
-    assert bad.status_code == 400 and "intervals" in bad.json()
+    assert bad.status_code == 400 and "intervals" in bad.json()["errors"]

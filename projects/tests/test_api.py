@@ -46,7 +46,7 @@ def test_token_needs_the_right_password(annotator):
         "/api/v1/auth/token/", {"username": "judge", "password": "nope"}, format="json"
     )
     assert response.status_code == 400
-    assert "non_field_errors" in response.json()
+    assert "non_field_errors" in response.json()["errors"]
 
 
 def test_unauthenticated_requests_are_refused(project):
@@ -110,7 +110,7 @@ def test_bad_answers_get_field_errors(annotator, project, value, message):
         format="json",
     )
     assert response.status_code == 400
-    assert message in response.json()["annotations"]["overall_quality"][0]
+    assert message in response.json()["errors"]["annotations"]["overall_quality"][0]
     assert not Annotation.objects.exists()
 
 
@@ -122,13 +122,13 @@ def test_unknown_scheme_and_unit_are_field_errors(annotator, project):
         {"unit": unit["id"], "annotations": {"fluency": "x"}},
         format="json",
     )
-    assert "no scheme named" in response.json()["annotations"]["fluency"][0]
+    assert "no scheme named" in response.json()["errors"]["annotations"]["fluency"][0]
     response = client.post(
         "/api/v1/projects/mt/annotations/",
         {"unit": 10**9, "annotations": {}},
         format="json",
     )
-    assert response.status_code == 400 and "unit" in response.json()
+    assert response.status_code == 400 and "unit" in response.json()["errors"]
 
 
 def test_queue_empty_is_204(annotator, project):

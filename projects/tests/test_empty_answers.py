@@ -206,7 +206,7 @@ def test_the_api_takes_an_empty_list_as_the_answer(project):
     body = {"unit": other.pk, "annotations": {"boxes": None, "events": []}}
     response = api.post("/api/v1/projects/empty/annotations/", body, format="json")
     assert response.status_code == 400
-    assert response.json()["annotations"] == {"boxes": ["an answer is required"]}
+    assert response.json()["errors"]["annotations"] == {"boxes": ["an answer is required"]}
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "tsv"])

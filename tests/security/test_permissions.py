@@ -67,6 +67,11 @@ bws-dashboard                           302    404    404    404    404    404  
 bws-rescore                             302    405    405    405    405    405    405    405
 POST bws-rescore                        302    404    404    404    404    404    302    302
 bws-download                            302    404    404    404    404    404    200    200
+# gold units: the world's project has no training (its members are sent on to annotate)
+project-training                        302    404    302    404    404    404    302    302
+project-quality                         302    404    404    404    404    404    200    200
+project-quality-exclude                 302    405    405    405    405    405    405    405
+POST project-quality-exclude            302    404    404    404    404    404    400    400
 agreement-iaa                           302    404    404    404    404    404    200    200
 POST agreement-iaa                      302    404    404    404    404    404    302    302
 agreement-categorical                   302    404    404    404    404    404    200    200
@@ -91,6 +96,8 @@ DELETE api-token-revoke                 401    404    204    404    404    404  
 api-token-revoke-all                    401    405    405    405    405    405    405    405
 POST api-token-revoke-all               401    200    200    200    200    200    200    200
 api-project-list                        401    200    200    200    200    200    200    200
+# create: lab admins and staff; the matrix's JSON body is not the multipart upload (415)
+POST api-project-list                   401    403    403    403    403    415    415    415
 api-project-detail                      401    404    200    404    404    404    200    200
 api-queue-next                          401    405    405    405    405    405    405    405
 POST api-queue-next                     401    404    204    404    404    404    200    200
@@ -101,6 +108,12 @@ api-agreement                           401    404    404    404    404    404  
 api-scores                              401    404    404    404    404    404    200    200
 POST api-scores                         401    404    404    404    404    404    400    400
 api-score-run                           401    404    404    404    404    404    200    200
+api-members                             401    404    404    404    404    404    200    200
+POST api-members                        401    404    404    404    404    404    400    400
+DELETE api-members                      401    404    404    404    404    404    400    400
+api-items                               401    404    404    404    404    404    200    200
+api-tuples                              401    404    404    404    404    404    200    200
+api-export                              401    404    404    404    404    404    200    200
 # the open project: a radio scheme, so api-scores answers its managers 400 (no BWS scheme)
 open:project-detail                     302    200    200    200    200    200    200    200
 POST open:project-members               302    404    404    404    404    404    400    400
@@ -109,11 +122,17 @@ open:project-export                     302    404    404    404    404    404  
 open:annotate                           302    200    200    200    200    200    200    200
 open:project-instructions               302    200    200    200    200    200    200    200
 open:agreement-iaa                      302    404    404    404    404    404    200    200
+open:project-training                   302    302    302    302    302    302    302    302
+open:project-quality                    302    404    404    404    404    404    200    200
 open:api-project-detail                 401    200    200    200    200    200    200    200
 POST open:api-queue-next                401    200    200    200    200    200    200    200
 open:api-annotations                    401    200    200    200    200    200    200    200
 open:api-agreement                      401    404    404    404    404    404    200    200
 open:api-scores                         401    404    404    404    404    404    400    400
+open:api-members                        401    404    404    404    404    404    200    200
+POST open:api-members                   401    404    404    404    404    404    400    400
+open:api-items                          401    404    404    404    404    404    200    200
+open:api-export                         401    404    404    404    404    404    200    200
 admin:login                             200    200    200    200    200    200    200    302
 admin:logout                            302    302    302    302    302    302    302    405
 admin:autocomplete                      302    302    302    302    302    302    302    403
