@@ -31,6 +31,13 @@ def participant_start(request, slug):
     logs this browser in as them, for this project only."""
     try:
         project, block = flow.open_project(slug)
+        if request.user.is_authenticated and flow.current(request) is None:
+            raise flow.EntryRefused(
+                "You are logged in",
+                f"You are logged in as {request.user.username}; this link is for the study's "
+                "participants and would log you out. To try it, open it in a private window.",
+                409,
+            )
         external_id, params = flow.read_entry(request.GET, block)
         participant = flow.enter(project, block, external_id, params)
     except flow.EntryRefused as refusal:

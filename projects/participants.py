@@ -197,7 +197,8 @@ def stage(participant: Participant) -> Stage:
     config = participant.project.settings
     block = config.participants
     if participant.completed_at is not None:
-        return Stage("completed", "Completed")
+        done = answered(participant)
+        return Stage("completed", f"Completed ({done} unit{'' if done == 1 else 's'})")
     if participant.training == Participant.Training.FAILED:
         return Stage("failed", "Failed training")
     if block is not None and block.consent and participant.consent_at is None:

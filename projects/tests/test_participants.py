@@ -413,3 +413,26 @@ def test_training_failed_stops_the_participant_and_the_manager_sees_it(db, tmp_p
     boss = Client()
     boss.force_login(manager)
     assert "Failed training" in boss.get(reverse("project-detail", args=["crowd"])).content.decode()
+
+
+def test_a_logged_in_member_opening_the_link_stays_who_they_are(project):
+    manager = UserFactory(username="boss")
+    MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
+    client = Client()
+    client.force_login(manager)
+    refused = client.get(start_url(PROLIFIC_PID="boss-test"))
+    assert refused.status_code == 409
+    assert "private window" in refused.content.decode()
+    assert not Participant.objects.exists()
+    assert client.get(reverse("project-detail", args=["crowd"])).status_code == 200
+
+
+def test_a_participant_session_may_open_another_study_link(project, tmp_path):
+    make_project(tmp_path, BLOCK, slug="second")
+    client = Client()
+    client.get(start_url(PROLIFIC_PID="twice"))
+    assert client.get(start_url("second", PROLIFIC_PID="twice")).status_code == 302
+    assert Participant.objects.filter(external_id="twice").count() == 2
+    # now scoped to the second study only
+    first = client.get(reverse("participant-flow", args=["crowd"]))
+    assert first["Location"] == reverse("participant-flow", args=["second"])
