@@ -37,7 +37,9 @@ def compute_report(*, project: Project) -> AgreementReport:
                 for s in project.schemes
             ]
             report = build_report(records, schemes, model_annotators=model_judges(project))
-            report["excluded_annotators"] = excluded_names(project)
+            left_out = excluded_names(project)
+            if left_out:  # named, so the report is out of date when the list changes
+                report["excluded_annotators"] = left_out
             return AgreementReport.objects.create(
                 project=project,
                 computed_at=started,

@@ -34,6 +34,7 @@ class AnnotatorQuality:
     p_value: float | None = None
     median_seconds: float | None = None
     flagged: bool = False
+    reversed: bool = False  # agreement significantly below one half
 
     @property
     def gold_accuracy(self) -> float | None:
@@ -152,4 +153,5 @@ def _consensus(project: Project, rows: dict[int, AnnotatorQuality]):
         if row.judgments:
             row.p_value = quality.chance_p_value(row.agreeing, row.judgments)
             row.flagged = quality.looks_random(row.agreeing, row.judgments, typical)
+            row.reversed = quality.looks_reversed(row.agreeing, row.judgments)
     return typical, quality.random_threshold(typical)

@@ -116,7 +116,7 @@ def project_progress(projects) -> dict[int, Progress]:
     result = {}
     for project in projects:
         cap = units_required(project)
-        figures = Unit.objects.filter(project=project).aggregate(
+        figures = Unit.objects.filter(project=project, is_gold=False).aggregate(
             units=Count("id"), done=Sum(Least("completed", Value(cap)))
         )
         result[project.pk] = Progress(
@@ -143,7 +143,7 @@ def project_overview(project: Project) -> ProjectOverview:
     return ProjectOverview(
         n_items=Item.objects.filter(project=project).count(),
         n_instances=Instance.objects.filter(project=project).count(),
-        n_tuples=Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE).count(),
+        n_tuples=Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE, is_gold=False).count(),
         n_annotations=Annotation.objects.filter(project=project).count(),
         members=members,
     )
@@ -323,11 +323,16 @@ def my_answers(project: Project, user, unit: Unit) -> dict:
 
 def my_progress(project: Project, user) -> Progress:
     """Units this annotator completed, out of what the queue can still give them."""
-    done = Assignment.objects.filter(
-        project=project, annotator=user, status=Assignment.Status.COMPLETED
-    ).count()
+    done = (
+        Assignment.objects.filter(
+            project=project, annotator=user, status=Assignment.Status.COMPLETED
+        )
+        .exclude(unit__is_gold=True, unit__gold__training=True)
+        .count()
+    )
     cap = person_cap(project, user)  # a participant's quota included
-    total = Unit.objects.filter(project=project).count()
+    # Units numbered on the page: gold tuples borrow their numbers (projects.gold).
+    total = Unit.objects.filter(project=project, shown_number__isnull=True).count()
     return Progress(done=done, total=min(total, cap) if cap else total, label="answered by you")
 
 

@@ -140,6 +140,18 @@ def looks_random(
     return agreeing / n < random_threshold(typical) and chance_p_value(agreeing, n) > alpha
 
 
+def looks_reversed(
+    agreeing: float, n: int, *, alpha: float = ALPHA, min_judgments: int = MIN_JUDGMENTS
+) -> bool:
+    """Agreement significantly below one half (one-sided binomial test at ``alpha``): best and
+    worst swapped more often than chance, as someone who read the question backwards does.
+    Not random clicking, and told apart from it."""
+    if n < min_judgments:
+        return False
+    k = int(np.ceil(agreeing - 1e-9))
+    return float(binom.cdf(k, n, 0.5)) < alpha
+
+
 def gold_accuracy(right: np.ndarray) -> float | None:
     """The share of gold checks answered right (None without any)."""
     right = np.asarray(right, dtype=float)

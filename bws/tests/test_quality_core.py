@@ -8,6 +8,7 @@ from bws.core.quality import (
     chance_p_value,
     consensus_agreement,
     looks_random,
+    looks_reversed,
     median_seconds,
     precision_recall,
     random_threshold,
@@ -93,3 +94,9 @@ def test_median_time_and_precision_recall():
         np.array([True, True, False, False]), np.array([True, False, True, False])
     )
     assert (precision, recall) == (0.5, 0.5)
+
+
+def test_answers_swapped_more_often_than_chance_are_reversed_not_random():
+    assert looks_reversed(2, 40)
+    assert not looks_reversed(20, 40)
+    assert not looks_reversed(0, 9)  # too few to tell

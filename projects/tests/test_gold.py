@@ -194,6 +194,7 @@ def test_the_page_does_not_give_a_gold_unit_away(client, tmp_path):
     n = Unit.objects.filter(project=project, is_gold=False).count()
     text = page.content.decode()
     assert f"{gold_unit.label} of {n}" in text
+    assert f"0 / {n} answered by you" in text  # progress counts ordinary units only
     assert "gold" not in text.lower()
 
 
