@@ -144,6 +144,10 @@ class UnitOutputSerializer(serializers.Serializer):
         child=UnitMediaSerializer(),
         help_text="Per field of data that names a media file (a clip, a point cloud).",
     )
+    source_label = serializers.CharField(
+        required=False,
+        help_text="What the items' sources are called; only when a BWS scheme shows sources.",
+    )
 
 
 class QueueNextApi(APIView):
