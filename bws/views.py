@@ -48,7 +48,7 @@ def dashboard(request, slug):
     run = selectors.latest_good_run(project, scheme, method or None)
     pending = selectors.pending_runs(project, scheme).order_by("-created_at").first()
     failed = selectors.latest_failed_run(project, scheme)
-    units = Unit.objects.filter(project=project)
+    units = Unit.objects.filter(project=project, is_gold=False)  # gold counts in no figure
     total_tuples = units.count()
     annotated = units.filter(completed__gt=0).count()
     context = {
