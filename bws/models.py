@@ -3,6 +3,41 @@
 from django.db import models
 
 
+class TupleBatch(models.Model):
+    """One version of an adaptive project's tuple set: batch 0 is the balanced start, each
+    later batch was designed from a stored fit (``fit_run``) with ``seed``, so it can be
+    designed again to the same tuples. Batches are only added, never regenerated."""
+
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="tuple_batches"
+    )
+    number = models.PositiveIntegerField()
+    strategy = models.CharField(max_length=20, help_text="balanced, adaptive or iterative.")
+    designer = models.CharField(
+        max_length=80, blank=True, help_text="The function that designed it (bws.adaptive)."
+    )
+    fit_run = models.ForeignKey(
+        "ScoreRun",
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="designed_batches",
+        help_text="The scoring run whose fit the batch was designed from.",
+    )
+    seed = models.BigIntegerField()
+    n_tuples = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "number"], name="unique_batch_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} batch {self.number}"
+
+
 class BwsTuple(models.Model):
     project = models.ForeignKey(
         "projects.Project", on_delete=models.CASCADE, related_name="bws_tuples"
@@ -22,6 +57,14 @@ class BwsTuple(models.Model):
         on_delete=models.CASCADE,
         related_name="bws_tuple",
         help_text="The queue unit that shows this tuple (it holds the item lists).",
+    )
+    batch = models.ForeignKey(
+        TupleBatch,
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="tuples",
+        help_text="The batch of an adaptive design the tuple belongs to (none otherwise).",
     )
 
     class Meta:

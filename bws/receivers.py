@@ -4,7 +4,7 @@ answers change and scores at once when an annotator logs out."""
 
 from projects.events import BuildRefused
 
-from . import scheduling, services
+from . import adaptive, scheduling, services
 from .core.design import DesignError, design_memory
 
 
@@ -75,6 +75,7 @@ def build_project_tuples(sender, *, project, config, data, instances, **kwargs):
 
 def schedule_scoring(sender, *, project_id, **kwargs) -> None:
     scheduling.note_answers(project_id)
+    adaptive.maybe_queue_batch(project_id)
 
 
 def score_after_session(sender, *, user, **kwargs) -> None:

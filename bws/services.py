@@ -21,7 +21,7 @@ from projects.services import store_units
 from .core import design
 from .core.groups import item_groups
 from .core.scoring import METHODS
-from .models import BwsTuple, ItemScore, ScoreRun
+from .models import BwsTuple, ItemScore, ScoreRun, TupleBatch
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,9 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
     bws = config.bws
     if bws is None or not config.bws_schemes:
         return TupleBuild()
+    if bws.adaptive is not None:
+        # The balanced start (batch 0); later batches come from the fit (bws.adaptive).
+        bws = bws.model_copy(update={"appearances": bws.adaptive.initial_appearances})
     index_of = {item.item_id: i for i, item in enumerate(data.items)}
     rows: list[tuple[int | None, list[str]]] = []
     notes: list[str] = []
@@ -101,6 +104,11 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
         ],
         seed=bws.seed,
     )
+    batch = None
+    if bws.adaptive is not None:
+        batch = TupleBatch.objects.create(
+            project=project, number=0, strategy="balanced", seed=bws.seed, n_tuples=len(rows)
+        )
     for start in range(0, len(rows), 5000):
         BwsTuple.objects.bulk_create(
             [
@@ -110,6 +118,7 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
                     position=n,
                     instance=inst,
                     unit_id=unit_pks[n],
+                    batch=batch,
                 )
                 for n, (inst, _) in enumerate(rows[start : start + 5000], start=start)
             ]

@@ -18,7 +18,7 @@ from django.utils import timezone
 from projects.configuration import DEFAULT_SEED
 from projects.models import Project
 
-from . import scheduling, services
+from . import adaptive, scheduling, services
 from .core.design import balanced_tuples, design_summary
 from .models import ScoreRun, ScoringState
 
@@ -59,10 +59,24 @@ def score_run_task(self, run_id: int) -> str:
     if not ScoreRun.objects.filter(pk=run_id).exists():
         return "gone"
     try:
-        return services.execute_run(run_id).status
+        run = services.execute_run(run_id)
+        # A fresh fit: an adaptive design whose open tuples run low gets its next batch.
+        adaptive.maybe_queue_batch(run.project_id)
+        return run.status
     except SoftTimeLimitExceeded:
         log.warning("run %s: %s", run_id, services.time_limit_message())
         return ScoreRun.Status.FAILED
+
+
+@shared_task(name="bws.design_batch", acks_late=True)
+def design_batch_task(project_id: int) -> str:
+    """Design and store an adaptive project's next batch of tuples when its open tuples
+    run low (idempotent: the margin is checked again under the project's lock)."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return "gone"
+    batch = adaptive.prepare_next_batch(project)
+    return "nothing to add" if batch is None else f"batch {batch.number}: {batch.n_tuples} tuples"
 
 
 @shared_task(name="bws.recompute_project", acks_late=True)

@@ -278,11 +278,14 @@ def _build_instance_units(
     )
 
 
-def store_units(*, project: Project, kind: str, rows: list[tuple], seed: int) -> list[int]:
+def store_units(
+    *, project: Project, kind: str, rows: list[tuple], seed: int, first_position: int = 0
+) -> list[int]:
     """Store a project's queue units in the rows' order, with a seeded random order for the
     `random` assignment strategy; a row is (external_id, instance or None, item_ids,
-    item_indices). Returns the units' ids in the same order."""
-    ranks = np.random.default_rng(seed).permutation(len(rows))
+    item_indices). Units added later (an adaptive design's batches) start at
+    ``first_position``. Returns the units' ids in the same order."""
+    ranks = first_position + np.random.default_rng(seed).permutation(len(rows))
     pks: list[int] = []
     for start in range(0, len(rows), BATCH):
         created = Unit.objects.bulk_create(
@@ -292,13 +295,13 @@ def store_units(*, project: Project, kind: str, rows: list[tuple], seed: int) ->
                     kind=kind,
                     external_id=external_id,
                     position=n,
-                    random_rank=int(ranks[n]),
+                    random_rank=int(ranks[n - first_position]),
                     instance=instance,
                     item_ids=item_ids,
                     item_indices=item_indices,
                 )
                 for n, (external_id, instance, item_ids, item_indices) in enumerate(
-                    rows[start : start + BATCH], start=start
+                    rows[start : start + BATCH], start=first_position + start
                 )
             ]
         )

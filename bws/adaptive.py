@@ -1,0 +1,272 @@
+"""Adaptive tuple designs on the platform: the balanced start is batch 0, and each later
+batch of tuples is designed from the latest stored fit where it tells most, stored as a new
+version of the tuple set (TupleBatch) and served by the ordinary queue.
+
+A batch is designed once fewer than ``ready_margin`` tuples are still open, by a worker
+(``design_batch_task``), so annotators never wait for it; the project's ScoringState row
+is locked while a batch is made, so two workers never make the same batch twice. A batch
+records its seed and the run it was designed from, so ``redesign`` makes it again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from django.db import transaction
+from django.db.models import F, Max, Q, Sum, Value
+from django.db.models.functions import Greatest
+
+from projects.configuration.adaptive import AdaptiveSettings, AdaptiveStrategy
+from projects.models import Item, Project, Unit
+from projects.queueing import send_task
+from projects.services import store_units
+
+from .core import adaptive as core
+from .models import BwsTuple, ScoreRun, ScoringState, TupleBatch
+
+log = logging.getLogger(__name__)
+
+BALANCED = "balanced"
+# Where intervals come from (95% calibrated or bootstrap): half-width / Z is the score's sd.
+Z95 = 1.959963984540054
+
+
+def settings_of(project: Project) -> AdaptiveSettings | None:
+    """The project's adaptive block, or None when its design is balanced only."""
+    bws = project.settings.bws
+    return None if bws is None else bws.adaptive
+
+
+# --------------------------------------------------------------------------- the design
+
+
+def _designer(strategy: str) -> str:
+    """The numeric designer of a strategy (recorded on each batch)."""
+    if strategy == AdaptiveStrategy.ITERATIVE:
+        return "bws.core.adaptive.iterative_round"
+    return "bws.core.adaptive.adaptive_batch"
+
+
+def batch_seed(project_seed: int, number: int) -> int:
+    """A batch's seed: depends only on the project's seed and the batch's number."""
+    return int(np.random.SeedSequence([project_seed, 0xADA, number]).generate_state(1)[0])
+
+
+def design_state(project: Project, before: int | None = None) -> core.DesignState:
+    """The design so far over Item.index (appearances, positions, pairs met), from the
+    tuples of batches numbered below ``before`` (all when None), in position order."""
+    n = Item.objects.filter(project=project).count()
+    size = project.settings.tuple_size
+    tuples = BwsTuple.objects.filter(project=project).order_by("position")
+    if before is not None:
+        tuples = tuples.filter(Q(batch__number__lt=before) | Q(batch__isnull=True))
+    rows = [
+        indices
+        for indices in tuples.values_list("unit__item_indices", flat=True)
+        if len(indices) == size
+    ]
+    return core.DesignState.from_tuples(np.asarray(rows, dtype=np.int64).reshape(-1, size), n)
+
+
+def fit_arrays(run: ScoreRun, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """A stored run's scores and their standard deviations over Item.index (the 95%
+    interval's half-width over z; NaN for an item the run did not score or bound)."""
+    u = np.full(n_items, np.nan)
+    sd = np.full(n_items, np.nan)
+    for index, score, low, high in run.item_scores.values_list(
+        "item_index", "score", "ci_low", "ci_high"
+    ):
+        if score is not None:
+            u[index] = score
+        if low is not None and high is not None:
+            sd[index] = (high - low) / (2 * Z95)
+    return u, sd
+
+
+def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int) -> np.ndarray:
+    """The tuples (rows of Item.index) of batch ``number``: from the design before it, the
+    fit of ``fit_run`` and ``seed``, so the same inputs give the same tuples. The iterative
+    strategy designs a round (every item below the bound once) in 2 ** number buckets."""
+    adaptive = settings_of(project)
+    state = design_state(project, before=number)
+    u, sd = fit_arrays(fit_run, state.n_items)
+    if adaptive.strategy == AdaptiveStrategy.ITERATIVE:
+        rows = core.iterative_round(
+            u,
+            state,
+            n_buckets=2 ** min(number, 30),
+            max_appearances=adaptive.max_appearances,
+            seed=seed,
+        )
+    else:
+        rows = core.adaptive_batch(
+            u,
+            sd,
+            state,
+            batch_tuples=adaptive.batch_tuples,
+            max_appearances=adaptive.max_appearances,
+            seed=seed,
+        )
+    problems = core.batch_problems(rows, state, max_appearances=adaptive.max_appearances)
+    if problems:
+        raise ValueError(f"batch {number} was refused: {'; '.join(problems)}")
+    return np.asarray(rows, dtype=np.int64).reshape(-1, state.tuple_size)
+
+
+def redesign(batch: TupleBatch) -> np.ndarray:
+    """A stored batch designed again from its seed and stored fit (as Item.index rows)."""
+    return design_batch(batch.project, number=batch.number, fit_run=batch.fit_run, seed=batch.seed)
+
+
+# --------------------------------------------------------------------------- the platform
+
+
+def open_tuples(project: Project) -> int:
+    """Tuples still open to the queue: answer slots left under num_annotators_per_item,
+    or (without that cap) tuples nobody has taken yet."""
+    units = Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE, is_gold=False)
+    cap = project.settings.num_annotators_per_item
+    if cap is None:
+        return units.filter(load=0).count()
+    slots = units.aggregate(open=Sum(Greatest(Value(cap) - F("load"), Value(0))))["open"]
+    return int(slots or 0)
+
+
+def room_left(project: Project) -> bool:
+    """Whether another tuple could still be added within max_appearances."""
+    adaptive = settings_of(project)
+    state = design_state(project)
+    return int((state.appearances < adaptive.max_appearances).sum()) >= state.tuple_size
+
+
+def needs_batch(project: Project) -> bool:
+    adaptive = settings_of(project)
+    return adaptive is not None and open_tuples(project) < max(adaptive.ready_margin, 1)
+
+
+def maybe_queue_batch(project_id: int) -> bool:
+    """After answers or a run: queue the design of the next batch when the open tuples
+    fell under the margin (a duplicate request costs one locked check)."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None or not needs_batch(project):
+        return False
+    from .tasks import design_batch_task
+
+    return send_task(design_batch_task, project_id)
+
+
+def latest_fit(project: Project) -> ScoreRun | None:
+    """The newest finished run of the project's first BWS scheme that read every answer."""
+    from projects.models import Annotation
+
+    schemes = project.settings.bws_schemes
+    if not schemes:
+        return None
+    scheme = schemes[0].name
+    run = (
+        ScoreRun.objects.filter(project=project, scheme=scheme, status=ScoreRun.Status.OK)
+        .exclude(n_judgments=0)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    newest = Annotation.objects.filter(project=project, scheme=scheme).aggregate(
+        at=Max("updated_at")
+    )["at"]
+    if run is None or (newest is not None and (run.data_changed_at or newest) < newest):
+        return None
+    return run
+
+
+def prepare_next_batch(project: Project) -> TupleBatch | None:
+    """The worker's step: when the margin is reached and there is room, fit the answers
+    so far (a new run unless the newest one read them all) and design the next batch."""
+    from . import services
+
+    if not needs_batch(project) or not room_left(project):
+        return None
+    run = latest_fit(project)
+    if run is None:
+        scheme = project.settings.bws_schemes[0].name
+        run = services.request_run(project=project, scheme=scheme, trigger=ScoreRun.Trigger.AUTO)
+        run = services.execute_run(run.pk)
+    return add_batch(project=project, fit_run=run)
+
+
+@transaction.atomic
+def add_batch(*, project: Project, fit_run: ScoreRun | None) -> TupleBatch | None:
+    """Design and store the next batch from ``fit_run`` (None: nothing to add, the margin
+    is not reached, or the design is complete). The project's ScoringState row is locked
+    first, so a second worker waits and then finds the margin met."""
+    ScoringState.objects.select_for_update().filter(project=project).first()
+    adaptive = settings_of(project)
+    if adaptive is None or fit_run is None or not needs_batch(project):
+        return None
+    last = TupleBatch.objects.filter(project=project).aggregate(n=Max("number"))["n"]
+    number = 1 if last is None else last + 1
+    seed = batch_seed(project.settings.seed, number)
+    rows = design_batch(project, number=number, fit_run=fit_run, seed=seed)
+    if rows.shape[0] == 0:
+        return None
+    batch = TupleBatch.objects.create(
+        project=project,
+        number=number,
+        strategy=str(adaptive.strategy),
+        designer=_designer(adaptive.strategy),
+        fit_run=fit_run,
+        seed=seed,
+        n_tuples=rows.shape[0],
+    )
+    store_batch_tuples(project=project, batch=batch, rows=rows)
+    log.info("project %s: batch %s of %s tuples", project.slug, number, rows.shape[0])
+    return batch
+
+
+def store_batch_tuples(*, project: Project, batch: TupleBatch, rows: np.ndarray) -> None:
+    """Store a batch's tuples and their queue units after the tuples already there."""
+    ids = dict(Item.objects.filter(project=project).values_list("index", "item_id"))
+    first = (Unit.objects.filter(project=project).aggregate(p=Max("position"))["p"] or 0) + 1
+    first_tuple = (
+        BwsTuple.objects.filter(project=project).aggregate(p=Max("position"))["p"] or 0
+    ) + 1
+    # Named by unit position, as gold units are, so no two units share a name.
+    names = [f"tuple_{first + n + 1:06d}" for n in range(rows.shape[0])]
+    unit_pks = store_units(
+        project=project,
+        kind=Unit.Kind.TUPLE,
+        rows=[
+            (name, None, [ids[int(i)] for i in row], [int(i) for i in row])
+            for name, row in zip(names, rows, strict=True)
+        ],
+        seed=batch.seed,
+        first_position=first,
+    )
+    BwsTuple.objects.bulk_create(
+        [
+            BwsTuple(
+                project=project,
+                tuple_id=name,
+                position=first_tuple + n,
+                unit_id=unit_pks[n],
+                batch=batch,
+            )
+            for n, name in enumerate(names)
+        ]
+    )
+    _rewrite_tuple_file(project)
+
+
+def _rewrite_tuple_file(project: Project) -> None:
+    """Once the batch commits, the project's tuples.jsonl lists every batch's tuples."""
+    from projects.services import project_folder
+
+    from .filemode import write_tuple_file
+
+    listing = [
+        (tuple_id, item_ids, instance)
+        for tuple_id, item_ids, instance in BwsTuple.objects.filter(project=project)
+        .order_by("position")
+        .values_list("tuple_id", "unit__item_ids", "instance__instance_id")
+    ]
+    folder = project_folder(project)
+    transaction.on_commit(lambda: write_tuple_file(folder, listing))

@@ -1,0 +1,249 @@
+"""Adaptive BWS designs on the platform: batches designed from the stored fit, kept as
+versions of the tuple set, and served through the ordinary queue without a gap."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bws import adaptive, tasks
+from bws.core.design import design_summary
+from bws.models import BwsTuple, ScoreRun, TupleBatch
+from projects.answers import submit_answers
+from projects.configuration import ConfigError, load_config
+from projects.models import Unit
+from projects.queue import next_unit
+from projects.services import import_project, project_folder
+from projects.tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+N_ITEMS = 40
+SIZE = 4
+
+CONFIG = """\
+task_name: adaptive study
+data_files: [items.jsonl]
+num_annotators_per_item: 1
+annotation_schemes:
+  - annotation_type: best_worst_scaling
+    name: quality
+    tuple_size: 4
+    tuple_generation:
+      seed: 7
+{adaptive}
+    scoring:
+      method: counting
+"""
+
+ADAPTIVE = """\
+      adaptive:
+        initial_appearances: 4
+        batch_tuples: 12
+        max_appearances: 8
+        ready_margin: 6
+"""
+
+
+def write_study(folder, adaptive_block=ADAPTIVE, n_items=N_ITEMS):
+    folder.mkdir(exist_ok=True)
+    rng = np.random.default_rng(3)
+    truth = rng.normal(size=n_items)
+    with (folder / "items.jsonl").open("w") as out:
+        for i in range(n_items):
+            out.write(json.dumps({"id": f"i{i:02d}", "text": f"item {i}", "u": truth[i]}) + "\n")
+    (folder / "config.yaml").write_text(CONFIG.format(adaptive=adaptive_block))
+    return folder / "config.yaml", dict(
+        zip([f"i{i:02d}" for i in range(n_items)], truth, strict=True)
+    )
+
+
+@pytest.fixture
+def inline_tasks(monkeypatch):
+    """The batch task runs at once in the test's process (as a worker would run it)."""
+    sent = []
+
+    def run_now(task, *args, **kwargs):
+        sent.append(task.name)
+        task.run(*args, **kwargs)
+        return True
+
+    monkeypatch.setattr(adaptive, "send_task", run_now)
+    return sent
+
+
+@pytest.fixture
+def project(tmp_path, settings):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, truth = write_study(tmp_path / "study")
+    project = import_project(config_path=config, slug="adaptive").project
+    project.truth = truth
+    return project
+
+
+def answer(project, user, unit, rng):
+    """A simulated annotator: best and worst from the items' true utilities plus noise."""
+    noisy = {i: project.truth[i] + rng.gumbel() for i in unit.item_ids}
+    ranked = sorted(unit.item_ids, key=noisy.get, reverse=True)
+    submit_answers(
+        project=project,
+        user=user,
+        unit_id=unit.pk,
+        answers={"quality": {"best": ranked[0], "worst": ranked[-1]}},
+    )
+
+
+def all_rows(project):
+    rows = BwsTuple.objects.filter(project=project).values_list("unit__item_indices", flat=True)
+    return np.asarray(list(rows), dtype=np.int64)
+
+
+def run_study(project, django_capture_on_commit_callbacks, *, annotators=3, limit=2000):
+    """Annotators take turns through the queue until it is empty; returns the open tuples
+    seen at each request and how many answers were given."""
+    rng = np.random.default_rng(11)
+    users = [UserFactory(username=f"a{n}") for n in range(annotators)]
+    given = 0
+    while given < limit:
+        user = users[given % annotators]
+        unit = next_unit(project=project, user=user)
+        if unit is None:
+            return given
+        with django_capture_on_commit_callbacks(execute=True):
+            answer(project, user, unit, rng)
+        given += 1
+    raise AssertionError("the study did not end")
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_adaptive_block_is_off_by_default_and_read_when_given(tmp_path):
+    config, _ = write_study(tmp_path / "off", adaptive_block="")
+    assert load_config(config).bws.adaptive is None
+    config, _ = write_study(tmp_path / "on")
+    block = load_config(config).bws.adaptive
+    assert (block.strategy, block.initial_appearances, block.batch_tuples) == ("adaptive", 4, 12)
+    assert (block.max_appearances, block.ready_margin) == (8, 6)
+
+
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ("strategi: adaptive", "adaptive.strategi: unknown key; did you mean 'strategy'?"),
+        ("strategy: greedy", "unknown value 'greedy' (one of: adaptive, iterative)"),
+        ("batch_tuples: 0", "adaptive.batch_tuples: must be between 1 and 100000, got 0"),
+        (
+            "initial_appearances: 8\n        max_appearances: 8",
+            "max_appearances: must be above initial_appearances (8), got 8",
+        ),
+        ("ready_margin: 500", "ready_margin: must be at most batch_tuples (200), got 500"),
+        ("max_appearances: 1000", "1000 is above the limit of 100 (DESIGN_MAX_APPEARANCES)"),
+    ],
+)
+def test_bad_adaptive_values_are_named_with_their_limits(tmp_path, block, message):
+    config, _ = write_study(tmp_path / "bad", adaptive_block=f"      adaptive:\n        {block}\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(config)
+    assert message in str(error.value)
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def test_the_balanced_start_is_batch_zero_at_initial_appearances(project):
+    batch = TupleBatch.objects.get(project=project)
+    assert (batch.number, batch.strategy, batch.fit_run) == (0, "balanced", None)
+    rows = all_rows(project)
+    assert batch.n_tuples == rows.shape[0] == N_ITEMS * 4 // SIZE
+    assert set(np.bincount(rows.ravel(), minlength=N_ITEMS)) == {4}
+    assert not BwsTuple.objects.filter(project=project, batch__isnull=True).exists()
+
+
+def test_a_project_without_the_block_has_no_batches(tmp_path, settings):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, _ = write_study(tmp_path / "plain", adaptive_block="")
+    plain = import_project(config_path=config, slug="plain").project
+    assert not TupleBatch.objects.filter(project=plain).exists()
+    assert adaptive.settings_of(plain) is None and not adaptive.needs_batch(plain)
+
+
+def test_the_queue_never_runs_dry_before_the_design_is_complete(
+    project, inline_tasks, django_capture_on_commit_callbacks
+):
+    given = run_study(project, django_capture_on_commit_callbacks)
+    batches = list(TupleBatch.objects.filter(project=project).order_by("number"))
+    assert len(batches) >= 3, "adaptive batches were designed as the queue ran low"
+    rows = all_rows(project)
+    # next_unit returned None only once the design could hold no more tuples
+    appearances = np.bincount(rows.ravel(), minlength=N_ITEMS)
+    assert appearances.max() <= 8
+    assert (
+        (appearances < 8).sum() < SIZE
+        or not adaptive.room_left(project)
+        or (adaptive.add_batch(project=project, fit_run=batches[-1].fit_run) is None)
+    )
+    assert given == rows.shape[0] == sum(b.n_tuples for b in batches)
+    # every later batch came from a stored fit of the answers given before it
+    for batch in batches[1:]:
+        assert batch.fit_run.status == ScoreRun.Status.OK
+        assert batch.fit_run.n_judgments > 0
+        assert batch.seed == adaptive.batch_seed(7, batch.number)
+
+
+def test_every_batch_keeps_bounds_pairs_and_positions(
+    project, inline_tasks, django_capture_on_commit_callbacks
+):
+    run_study(project, django_capture_on_commit_callbacks)
+    start = all_rows(project)[:N_ITEMS]  # batch 0
+    start_pairs = design_summary(start, N_ITEMS)
+    rows = all_rows(project)
+    summary = design_summary(rows, N_ITEMS)
+    assert summary.appearances_max <= 8 and summary.duplicate_items == 0
+    # no pair of items meets twice in the adaptive batches, nor again after batch 0
+    assert summary.repeated_pairs == start_pairs.repeated_pairs
+    # positions equitable: no item sits in one position more than twice as often as in
+    # another place it could have taken
+    positions = np.bincount((rows * SIZE + np.arange(SIZE)).ravel(), minlength=N_ITEMS * SIZE)
+    positions = positions.reshape(N_ITEMS, SIZE)
+    assert (positions.max(axis=1) - positions.min(axis=1)).max() <= 2
+
+
+def test_a_batch_is_designed_again_from_its_seed_and_stored_fit(
+    project, inline_tasks, django_capture_on_commit_callbacks
+):
+    run_study(project, django_capture_on_commit_callbacks)
+    for batch in TupleBatch.objects.filter(project=project, number__gt=0):
+        stored = np.asarray(
+            list(batch.tuples.order_by("position").values_list("unit__item_indices", flat=True))
+        )
+        assert np.array_equal(adaptive.redesign(batch), stored)
+
+
+def test_two_workers_asked_at_once_add_one_batch(project):
+    rng = np.random.default_rng(5)
+    user = UserFactory(username="solo")
+    for _ in range(N_ITEMS - 3):  # fewer than ready_margin tuples stay open
+        answer(project, user, next_unit(project=project, user=user), rng)
+    assert adaptive.needs_batch(project)
+    assert tasks.design_batch_task.run(project.pk).startswith("batch 1:")
+    # the second request finds the margin met under the lock: nothing added twice
+    assert tasks.design_batch_task.run(project.pk) == "nothing to add"
+    assert list(TupleBatch.objects.filter(project=project).values_list("number", flat=True)) == [
+        0,
+        1,
+    ]
+
+
+def test_batches_are_only_added(project, inline_tasks, django_capture_on_commit_callbacks):
+    before = list(BwsTuple.objects.filter(project=project).values_list("tuple_id", "unit_id"))
+    run_study(project, django_capture_on_commit_callbacks)
+    after = list(
+        BwsTuple.objects.filter(project=project)
+        .order_by("position")
+        .values_list("tuple_id", "unit_id")
+    )
+    assert after[: len(before)] == before and len(after) > len(before)
+    assert Unit.objects.filter(project=project).count() == len(after)
+    listed = (project_folder(project) / "tuples.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in listed] == [tuple_id for tuple_id, _ in after]
