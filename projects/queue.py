@@ -40,15 +40,19 @@ class QueuePolicy:
         )
 
 
-def person_cap(project: Project, user, policy: QueuePolicy | None = None) -> int | None:
+def person_cap(
+    project: Project, user, policy: QueuePolicy | None = None, *, with_training: bool = True
+) -> int | None:
     """The most units one person takes: max_annotations_per_user, or a participant's quota
-    (participants.units_per_participant) where that is lower."""
+    (participants.units_per_participant) where that is lower. The training's gold units
+    come on top of a quota (``with_training=False``: the quota alone, as progress counts)."""
     cap = (policy or QueuePolicy.of(project)).max_per_user
     block = project.settings.participants
     if block is not None and block.units_per_participant is not None:
         if Participant.objects.filter(project=project, user=user).exists():
-            # The training's gold units come on top of the quota.
-            quota = block.units_per_participant + _training_taken(project, user)
+            quota = block.units_per_participant
+            if with_training:
+                quota += _training_taken(project, user)
             cap = quota if cap is None else min(cap, quota)
     return cap
 

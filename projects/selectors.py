@@ -330,7 +330,7 @@ def my_progress(project: Project, user) -> Progress:
         .exclude(unit__is_gold=True, unit__gold__training=True)
         .count()
     )
-    cap = person_cap(project, user)  # a participant's quota included
+    cap = person_cap(project, user, with_training=False)  # a participant's quota included
     # Units numbered on the page: gold tuples borrow their numbers (projects.gold).
     total = Unit.objects.filter(project=project, shown_number__isnull=True).count()
     return Progress(done=done, total=min(total, cap) if cap else total, label="answered by you")

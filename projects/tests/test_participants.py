@@ -388,6 +388,8 @@ def test_training_passed_then_the_quota_of_ordinary_units(db, tmp_path):
     participant = Participant.objects.get(external_id="good")
     assert participant.training == Participant.Training.PASSED
     response = client.get(reverse("participant-flow", args=["crowd"]))
+    # the page counts toward the quota, the training not included
+    assert "0 / 3 answered by you" in client.get(response["Location"]).content.decode()
     for _ in range(3):
         response = answer(client, response)
     assert response["Location"].endswith("/done/")
