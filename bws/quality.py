@@ -9,6 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+from django.contrib.auth import get_user_model
 
 from projects import gold
 from projects.models import Annotation, Membership, Project, Unit
@@ -77,6 +78,7 @@ def project_quality(project: Project) -> QualityReport:
         per_unit[(user_id, unit_id)][scheme] = value
         if ms is not None:
             times[user_id][unit_id] = max(ms, times[user_id].get(unit_id) or 0)
+    users = {user.pk: user for user in get_user_model().objects.filter(pk__in=list(rows))}
     gold_units = {
         unit.pk: unit
         for unit in Unit.objects.filter(project=project, is_gold=True).only("gold", "is_gold")
@@ -99,20 +101,12 @@ def project_quality(project: Project) -> QualityReport:
     for row in rows.values():
         unit_times = [ms for unit_id, ms in times[row.user_id].items() if unit_id not in gold_units]
         row.median_seconds = quality.median_seconds(unit_times)
-        row.training = str(gold.training_result(project, _User(row.user_id)).status)
+        row.training = str(gold.training_result(project, users[row.user_id]).status)
     typical = threshold = None
     if project.settings.bws_schemes:
         typical, threshold = _consensus(project, rows)
     ordered = sorted(rows.values(), key=lambda r: (r.role == Membership.Role.MANAGER, r.username))
     return QualityReport(ordered, typical, threshold)
-
-
-class _User:
-    """A user by id, for the reads that need only its pk."""
-
-    def __init__(self, pk: int):
-        self.pk = pk
-        self.id = pk
 
 
 def _consensus(project: Project, rows: dict[int, AnnotatorQuality]):

@@ -309,15 +309,14 @@ def _needs_training(project: Project, user) -> bool:
     gold = project.settings.gold
     if gold is None or gold.training_units <= 0:
         return False
-    role = Membership.objects.filter(project=project, user_id=user.pk).values_list(
-        "role", flat=True
-    )
-    return Membership.Role.MANAGER not in list(role)
+    from .selectors import project_role  # selectors reads the queue, which reads this
+
+    return project_role(user, project) == Membership.Role.ANNOTATOR
 
 
 def training_required(membership: Membership) -> bool:
     """Whether this member must pass the training before their first unit (annotators of a
-    project whose gold block has a training; managers never)."""
+    project whose gold block has a training; managers, lab admins and staff never)."""
     return _needs_training(membership.project, membership.user)
 
 

@@ -346,3 +346,58 @@ def test_exports_mark_gold_answers(tmp_path):
     back = read_table_text(stream.getvalue())
     assert [r.gold for r in back] == [r.gold for r in records]
     assert [r.annotations for r in back] == [r.annotations for r in records]
+
+
+# --------------------------------------------------------------------------- other schemes
+
+
+def radio_project(tmp_path, block):
+    (tmp_path / "d.jsonl").write_text(
+        "".join(f'{{"id": "doc{n:02d}", "text": "text {n}"}}\n' for n in range(30))
+    )
+    gold_lines = [{"instance": f"doc{n:02d}", "answers": {"q": "yes_"}} for n in range(6)]
+    (tmp_path / "gold.jsonl").write_text("".join(json.dumps(r) + "\n" for r in gold_lines))
+    (tmp_path / "c.yaml").write_text(
+        "annotation_task_name: Radio gold\ndata_files: [d.jsonl]\n"
+        "annotation_schemes:\n  - {annotation_type: radio, name: q, description: d, "
+        "labels: [yes_, no_]}\n" + block
+    )
+    return import_project(config_path=tmp_path / "c.yaml", slug="radio").project
+
+
+@pytest.mark.django_db
+def test_instance_gold_marks_those_instances_and_grades_their_answers(client, tmp_path):
+    block = "gold:\n  file: gold.jsonl\n  attention_rate: 0.5\n  training:\n    units: 2\n"
+    project = radio_project(tmp_path, block)
+    golds = Unit.objects.filter(project=project, is_gold=True).order_by("gold__order")
+    assert [u.external_id for u in golds] == [f"doc{n:02d}" for n in range(6)]
+    assert Unit.objects.filter(project=project).count() == 30  # no unit added
+    user = member(project, UserFactory())
+    client.force_login(user)
+    # Training: one right, one wrong; the feedback names the expected answer.
+    for answer in ("yes_", "no_"):
+        client.get(reverse("project-training", args=[project.slug]))
+        posted = client.post(reverse("project-training", args=[project.slug]), {"q": answer})
+        feedback = client.get(posted.url).content.decode()
+        assert f"The expected answer was “yes_”; you answered “{answer}”." in feedback
+    # Threshold 0.8 of 2: both needed.
+    assert gold.training_result(project, user).status == gold.TrainingStatus.FAILED
+    Membership.objects.filter(user=user).delete()
+    other = member(project, UserFactory())
+    Annotation.objects.filter(annotator=user).delete()
+    block_free = {**project.config, "gold": {**project.config["gold"], "training_units": 0}}
+    project.config = block_free
+    project.save()
+    served = []
+    while (unit := next_unit(project=project, user=other)) is not None:
+        served.append(unit)
+        value = "no_" if unit.is_gold and unit.external_id == "doc05" else "yes_"
+        submit_answers(project=project, user=other, unit_id=unit.pk, answers={"q": value})
+    checks = [u for u in served if u.is_gold]
+    assert checks and all(not u.gold["training"] for u in checks)
+    manager = member(project, UserFactory(), Membership.Role.MANAGER)
+    client.force_login(manager)
+    page = client.get(reverse("project-quality", args=[project.slug])).content.decode()
+    right = sum(u.external_id != "doc05" for u in checks)
+    assert f"of {len(checks)}" in page
+    assert f"{round(100 * right / len(checks))}%" in page
