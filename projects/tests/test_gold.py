@@ -401,3 +401,34 @@ def test_instance_gold_marks_those_instances_and_grades_their_answers(client, tm
     right = sum(u.external_id != "doc05" for u in checks)
     assert f"of {len(checks)}" in page
     assert f"{round(100 * right / len(checks))}%" in page
+
+
+def test_the_gold_block_is_checked_with_the_config():
+    from projects.configuration import ConfigError, parse_config
+
+    base = {
+        "data_files": ["x.jsonl"],
+        "annotation_schemes": [{"name": "q", "annotation_type": "best_worst_scaling"}],
+    }
+    config = parse_config(
+        {**base, "gold": {"file": "g.jsonl", "training": {"units": 3}}}, check_files=False
+    )
+    assert (config.gold.attention_rate, config.gold.training_units) == (0.1, 3)
+    assert config.gold.pass_threshold == 0.8
+    with pytest.raises(ConfigError) as refused:
+        parse_config(
+            {
+                **base,
+                "gold": {
+                    "fil": "g.jsonl",
+                    "attention_rate": 0.7,
+                    "training": {"pass_threshold": 2},
+                },
+            },
+            check_files=False,
+        )
+    text = str(refused.value)
+    assert "gold.fil: unknown key; did you mean 'file'?" in text
+    assert "gold.attention_rate: must be from 0 to 0.5, got 0.7" in text
+    assert "gold.training.units: missing required key" in text
+    assert "gold.training.pass_threshold: must be from 0 to 1, got 2" in text
