@@ -9,6 +9,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -424,3 +425,30 @@ def test_every_refusal_has_the_one_shape(annotator, project):
         "/api/v1/projects/mt/annotations/", {"unit": "x", "annotations": {}}, format="json"
     )
     assert "unit:" in assert_error(wrong, 400, "unit")["detail"]
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def test_the_schema_shows_examples_and_the_error_shape(annotator):
+    schema = yaml.safe_load(token_client("judge").get("/api/schema/").content)
+    paths = schema["paths"]
+    operations = [
+        ("/api/v1/projects/", "post", "201"),
+        ("/api/v1/projects/{slug}/members/", "get", "200"),
+        ("/api/v1/projects/{slug}/members/", "post", "200"),
+        ("/api/v1/projects/{slug}/items/", "get", "200"),
+        ("/api/v1/projects/{slug}/tuples/", "get", "200"),
+    ]
+    for path, method, status in operations:
+        content = paths[path][method]["responses"][status]["content"]["application/json"]
+        assert content.get("examples"), (method, path)
+        errors = [code for code in paths[path][method]["responses"] if code.startswith("4")]
+        for code in errors:
+            body = paths[path][method]["responses"][code]["content"]["application/json"]
+            assert body["schema"] == {"$ref": "#/components/schemas/Error"}, (method, path, code)
+    assert set(schema["components"]["schemas"]["Error"]["required"]) == {"detail"}
+    export = paths["/api/v1/projects/{slug}/export/"]["get"]["responses"]["200"]["content"]
+    assert set(export) == {"application/jsonl", "text/csv", "text/tab-separated-values"}
+    upload = paths["/api/v1/projects/"]["post"]["requestBody"]["content"]
+    assert set(upload) == {"multipart/form-data"}
