@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config, check_files=False)
         suffixes = answer_suffixes(config.output_annotation_format)
         records = _read_records(args.annotations, config.output_dir(), suffixes)
+        # As on the platform: gold units' answers and excluded annotators count in no figure.
+        records = [record for record in records if not (record.gold or record.excluded)]
         schemes = [
             {
                 "name": scheme.name,

@@ -432,3 +432,25 @@ def test_the_gold_block_is_checked_with_the_config():
     assert "gold.attention_rate: must be from 0 to 0.5, got 0.7" in text
     assert "gold.training.units: missing required key" in text
     assert "gold.training.pass_threshold: must be from 0 to 1, got 2" in text
+
+
+@pytest.mark.django_db
+def test_the_answer_file_gives_the_platform_s_agreement_report(tmp_path, capsys):
+    from agreement.cli import main
+    from agreement.services import compute_report
+    from projects.annotation_files import write_answer_file
+
+    project = bws_project(tmp_path, gold_lines=gold_records(20), appearances=4, slug="files")
+    project.config = {**project.config, "gold": {"file": "gold.jsonl", "attention_rate": 0.5}}
+    project.save()
+    users = [member(project, UserFactory()) for _ in range(3)]
+    _answer_all(project, users, flip=(users[2],))
+    gold.set_excluded(project=project, user=users[1], excluded=True)
+    platform = json.loads(json.dumps(compute_report(project=project).report))
+    assert platform.pop("excluded_annotators") == [users[1].username]
+    path = write_answer_file(project)
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    assert any(r.get("gold") for r in written) and any(r.get("excluded") for r in written)
+    capsys.readouterr()
+    assert main(["report", "--config", str(tmp_path / "c.yaml"), "--annotations", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == platform
