@@ -106,6 +106,12 @@ def test_annotator_works_three_tuples_with_the_keyboard(browser_page, live_serve
     page.keyboard.type("pw-for-tests-123")
     with page.expect_navigation():
         page.keyboard.press("Enter")
+    # The project's instructions come first, once; Start leads to the work.
+    page.wait_for_url("**/projects/two/instructions/**")
+    assert page.get_by_text("four machine translations").is_visible()
+    page.get_by_role("link", name="Start").focus()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     page.wait_for_url("**/projects/two/annotate/")
 
     seen = []
