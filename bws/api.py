@@ -39,6 +39,7 @@ class RunSerializer(serializers.ModelSerializer):
             "n_tuples_annotated",
             "reliability",
             "convergence",
+            "advice",
             "diagnostics",
             "created_at",
             "started_at",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bws.core.advice import Advice, advice_for_judgments
 from bws.core.bootstrap import DEFAULT_RESAMPLES, Intervals, bootstrap_intervals
 from bws.core.diagnostics import (
     APPROXIMATE_MARK,
@@ -158,6 +159,8 @@ def load_study(config_path: str | Path) -> Study:
         suffixes=answer_suffixes(config.output_annotation_format),
         exclude=score_tables(config),
     )
+    # As on the platform: gold units' answers and excluded annotators count toward no score.
+    records = [record for record in records if not (record.gold or record.excluded)]
     item_ids = [item.item_id for item in data.items]
     texts = [item.text for item in data.items]
     index = {item_id: k for k, item_id in enumerate(item_ids)}
@@ -405,6 +408,7 @@ def format_stats(
     item_ids: list[str],
     top: int = 5,
     diagnostics: Diagnostics | None = None,
+    advice: Advice | None = None,
 ) -> str:
     """One scheme's block of the statistics text, without the title.
 
@@ -452,6 +456,8 @@ def format_stats(
             lines.append(
                 "  One judgment per tuple: the tuples were split in two, not their judgments."
             )
+    if advice is not None:
+        lines += ["", *advice.lines()]
     if diagnostics.messages:
         lines += ["", "Warnings:"]
         for message in diagnostics.messages:
@@ -501,14 +507,16 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
             bootstrap=options["bootstrap_iterations"] if options["include_confidence"] else 0,
             seed=seed,
         )
+        reliability = split_half(judgments, seed=seed)
         blocks.append(
             format_stats(
                 scheme.name,
                 n_items=len(study.item_ids),
                 planned_tuples=study.planned_tuples(),
                 report=report,
-                reliability=split_half(judgments, seed=seed),
+                reliability=reliability,
                 item_ids=study.item_ids,
+                advice=advice_for_judgments(judgments, reliability.mean),
             )
         )
     return "BWS Statistics\n==============\n" + "\n\n".join(blocks) + "\n"

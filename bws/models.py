@@ -124,6 +124,11 @@ class ScoreRun(models.Model):
         help_text="What the scores cannot tell (bws.core.diagnostics): separate groups of "
         "items, separated items, approximate intervals, with sentences for people.",
     )
+    advice = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="When to stop (bws.core.advice): projection, statement, how.",
+    )
     data_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="Time of the newest answer this run read."
     )

@@ -338,8 +338,9 @@ class _Computed:
 
 
 def score_everything(judgments, method: str, params: dict, ids, texts, planned, scheme: str):
-    """The numeric part of a run, with no database access:
-    scores with intervals, split-half reliability, convergence and the stats text."""
+    """The numeric part of a run, with no database access: scores with intervals,
+    split-half reliability, convergence, the advice on when to stop and the stats text."""
+    from .core.advice import advice_for_judgments
     from .core.convergence import convergence
     from .core.reliability import split_half
     from .filemode import format_stats, score_judgments, score_table
@@ -356,6 +357,11 @@ def score_everything(judgments, method: str, params: dict, ids, texts, planned, 
     rows = score_table(ids, texts, report)
     reliability = split_half(judgments, seed=params.get("seed", 0))
     points = convergence(judgments, method) if judgments.n_judgments >= 10 else []
+    advice = advice_for_judgments(
+        judgments,
+        reliability.mean,
+        [{"fraction": p.fraction, "spearman": _finite(p.spearman)} for p in points],
+    )
     stats = format_stats(
         scheme,
         n_items=len(ids),
@@ -363,8 +369,9 @@ def score_everything(judgments, method: str, params: dict, ids, texts, planned, 
         report=report,
         reliability=reliability,
         item_ids=ids,
+        advice=advice,
     )
-    return rows, reliability, points, stats
+    return rows, reliability, points, stats, advice
 
 
 def _compute(run: ScoreRun, selectors) -> _Computed:
@@ -406,7 +413,7 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
         selectors.planned_tuples(project),
         run.scheme,
     )
-    rows, reliability, points, stats = score_everything(*work)
+    rows, reliability, points, stats, advice = score_everything(*work)
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
@@ -417,6 +424,7 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
             stats_text=stats,
             diagnostics=diagnostics,
             reliability=_reliability_dict(reliability),
+            advice=_json_ready(advice.to_dict()),
             convergence=[
                 {
                     "fraction": p.fraction,
@@ -505,6 +513,13 @@ def _copy_rows(connection, table: str, columns: tuple[str, ...], values) -> None
 
 def _finite(value):
     return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _json_ready(figures: dict) -> dict:
+    """A dict of figures with NaN and infinities as None (JSON has neither)."""
+    return {
+        key: _finite(value) if isinstance(value, float) else value for key, value in figures.items()
+    }
 
 
 def _reliability_dict(reliability) -> dict | None:

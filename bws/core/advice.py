@@ -1,7 +1,8 @@
 """When to stop collecting judgments: the projected reliability and rank movement for
 more judgments, from the current split-half reliability and posterior intervals.
 
-Pure numpy; the platform (dashboard, API) and ``python -m bws stats`` give the same advice.
+Pure numpy; the platform (dashboard, API) and ``python -m bws stats`` give the same advice
+(``advice_for_judgments``).
 
 Two projections, each stated with how it was made:
 
@@ -28,6 +29,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
+from bws.core.intervals import counting_intervals
+from bws.core.scoring import fit
 
 # The share of moves the stated bound holds for: |move| < 1.645 sd for 90% of normal moves.
 BOUND_LEVEL = 0.9
@@ -66,6 +70,7 @@ class Advice:
     rank_sd: float | None
     rank_bound: float | None
     stop_ranks: float
+    stop_gain: float
     statement: str
     how: list[str]
 
@@ -174,7 +179,7 @@ def advise(
     stop_ranks = stop_ranks or max(2.0, 0.01 * n_items)
     how: list[str] = []
     r_now = r_next = None
-    if split_half is not None and math.isfinite(split_half) and 0 <= split_half < 1:
+    if split_half is not None and math.isfinite(split_half) and 0 <= split_half <= 1:
         r_now = whole_reliability(split_half)
         r_next = whole_reliability(
             projected_split_half(split_half, n_judgments, n_judgments + step)
@@ -235,13 +240,34 @@ def advise(
         rank_sd=rank_sd if math.isfinite(rank_sd) else None,
         rank_bound=bound,
         stop_ranks=float(stop_ranks),
+        stop_gain=float(stop_gain),
         statement=statement,
         how=how,
     )
 
 
+def advice_for_judgments(
+    judgments, split_half: float | None, convergence: Sequence[dict] = (), **options
+) -> Advice:
+    """The advice for a set of judgments (bws.core.judgments.Judgments), as the platform
+    and the command line give it: from counting scores and their calibrated (moderated t)
+    intervals, whatever method scores the scheme (its ranks are the same to within noise,
+    and counting scores are not shrunk, so their sd says how far they can still move)."""
+    scores = fit("counting", judgments)
+    intervals = counting_intervals(judgments, scores=scores)
+    return advise(
+        n_judgments=judgments.n_judgments,
+        tuple_size=judgments.tuple_size,
+        scores=np.where(scores.appearances > 0, scores.scores, np.nan),
+        sd=intervals.std,
+        appearances=scores.appearances,
+        split_half=split_half,
+        convergence=convergence,
+        **options,
+    )
+
+
 def _ranks(value: float) -> str:
-    shown = max(1, math.ceil(value)) if value >= 1 else value
-    if isinstance(shown, int):
-        return f"{shown} rank" if shown == 1 else f"{shown} ranks"
-    return f"{shown:.1f} of a rank"
+    """A rank bound in words, rounded up to whole ranks ("1 rank", "3 ranks")."""
+    shown = max(1, math.ceil(value))
+    return "1 rank" if shown == 1 else f"{shown} ranks"
