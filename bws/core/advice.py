@@ -142,7 +142,8 @@ def median_rank_sd(
     density = score_density(u)
     if not math.isfinite(density):
         return float("nan")
-    return rank_change_sd(density, move)
+    # No sd above that of a rank drawn at random: more data cannot reshuffle more than that.
+    return min(rank_change_sd(density, move), ok.sum() / math.sqrt(12.0))
 
 
 def default_step(n_judgments: int, n_items: int) -> int:

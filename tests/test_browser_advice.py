@@ -1,0 +1,42 @@
+"""The BWS tab's advice on when to stop, as a manager sees it in chromium (Playwright);
+screenshots in test-artifacts/."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from bws import services
+from bws.tests.test_runs import annotate
+from projects.models import Membership
+from projects.services import import_project
+from projects.tests.factories import UserFactory
+
+from .test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_advice_card_states_when_to_stop_and_how(browser_page, live_server, tmp_path):  # noqa: F811
+    page = browser_page
+    shutil.copytree(Path(settings.BASE_DIR) / "examples" / "mt_bws", tmp_path / "mt")
+    project = import_project(config_path=tmp_path / "mt" / "config.yaml", slug="mt").project
+    annotate(project, ["overall_quality"], n_users=3, per_user=60)
+    run = services.execute_run(
+        services.request_run(project=project, scheme="overall_quality", bootstrap=0).pk
+    )
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/mt/bws/")
+    card = page.locator("[data-advice]")
+    assert card.get_attribute("data-advice") == run.advice["verdict"]
+    assert card.locator("[data-statement]").inner_text() == run.advice["statement"]
+    how = card.locator("details")
+    assert not how.locator("li").first.is_visible()
+    how.locator("summary").click()
+    assert how.locator("li").first.is_visible()
+    assert "Spearman-Brown" in how.inner_text()
+    card.screenshot(path=ARTIFACTS / "bws-advice-card.png")
+    page.screenshot(path=ARTIFACTS / "bws-dashboard-advice.png", full_page=True)
