@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from bws import adaptive, tasks
+from bws.core import adaptive as core
 from bws.core.design import design_summary
 from bws.models import BwsTuple, ScoreRun, TupleBatch
 from projects.answers import submit_answers
@@ -209,21 +210,46 @@ def test_every_batch_keeps_bounds_pairs_and_positions(
     assert (positions.max(axis=1) - positions.min(axis=1)).max() <= 2
 
 
+def stored_rows(batch):
+    return np.asarray(
+        list(batch.tuples.order_by("position").values_list("unit__item_indices", flat=True))
+    )
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "iterative"])
+def test_each_batch_breaks_no_rule_of_the_design_before_it(
+    tmp_path, settings, inline_tasks, django_capture_on_commit_callbacks, strategy
+):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, truth = write_study(
+        tmp_path / strategy, adaptive_block=ADAPTIVE + f"        strategy: {strategy}\n"
+    )
+    project = import_project(config_path=config, slug=strategy).project
+    project.truth = truth
+    run_study(project, django_capture_on_commit_callbacks)
+    batches = TupleBatch.objects.filter(project=project, number__gt=0).order_by("number")
+    assert batches.count() >= 2
+    for batch in batches:
+        assert batch.strategy == strategy and batch.designer.endswith(
+            "iterative_round" if strategy == "iterative" else "adaptive_batch"
+        )
+        state = adaptive.design_state(project, before=batch.number)
+        # appearance bound, no pair met before or twice, positions kept equitable
+        assert core.batch_problems(stored_rows(batch), state, max_appearances=8) == []
+
+
 def test_a_batch_is_designed_again_from_its_seed_and_stored_fit(
     project, inline_tasks, django_capture_on_commit_callbacks
 ):
     run_study(project, django_capture_on_commit_callbacks)
     for batch in TupleBatch.objects.filter(project=project, number__gt=0):
-        stored = np.asarray(
-            list(batch.tuples.order_by("position").values_list("unit__item_indices", flat=True))
-        )
-        assert np.array_equal(adaptive.redesign(batch), stored)
+        assert np.array_equal(adaptive.redesign(batch), stored_rows(batch))
 
 
 def test_two_workers_asked_at_once_add_one_batch(project):
     rng = np.random.default_rng(5)
     user = UserFactory(username="solo")
-    for _ in range(N_ITEMS - 3):  # fewer than ready_margin tuples stay open
+    for _ in range(N_ITEMS - 5):  # one tuple fewer than ready_margin stays open
         answer(project, user, next_unit(project=project, user=user), rng)
     assert adaptive.needs_batch(project)
     assert tasks.design_batch_task.run(project.pk).startswith("batch 1:")
