@@ -454,3 +454,27 @@ def test_the_answer_file_gives_the_platform_s_agreement_report(tmp_path, capsys)
     capsys.readouterr()
     assert main(["report", "--config", str(tmp_path / "c.yaml"), "--annotations", str(path)]) == 0
     assert json.loads(capsys.readouterr().out) == platform
+
+
+@pytest.mark.django_db
+def test_the_answer_file_scores_as_the_platform_does(tmp_path):
+    import shutil
+
+    from bws import filemode, selectors
+    from projects.annotation_files import write_answer_file
+    from projects.services import project_folder
+
+    project = bws_project(tmp_path, gold_lines=gold_records(20), appearances=4, slug="scored")
+    project.config = {**project.config, "gold": {"file": "gold.jsonl", "attention_rate": 0.5}}
+    project.save()
+    users = [member(project, UserFactory()) for _ in range(3)]
+    _answer_all(project, users, flip=(users[2],))
+    gold.set_excluded(project=project, user=users[2], excluded=True)
+    write_answer_file(project)
+    shutil.copytree(project_folder(project), tmp_path, dirs_exist_ok=True)
+    from_file = filemode.load_study(tmp_path / "c.yaml").judgments("q")
+    on_platform = selectors.judgments_for(project, "q")
+    assert from_file.n_judgments == on_platform.n_judgments > 0
+    assert sorted(map(tuple, from_file.items.tolist())) == sorted(
+        map(tuple, on_platform.items.tolist())
+    )
