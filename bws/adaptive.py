@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, Max, Q, Sum, Value
 from django.db.models.functions import Greatest
@@ -27,7 +28,9 @@ from .models import BwsTuple, ScoreRun, ScoringState, TupleBatch
 
 log = logging.getLogger(__name__)
 
-BALANCED = "balanced"
+# A design request is taken as still running for at most this long (a lost task's mark
+# expires, and the next answer asks again).
+DESIGN_PENDING_SECONDS = 300
 # Where intervals come from (95% calibrated or bootstrap): half-width / Z is the score's sd.
 Z95 = 1.959963984540054
 
@@ -145,15 +148,38 @@ def needs_batch(project: Project) -> bool:
     return adaptive is not None and open_tuples(project) < max(adaptive.ready_margin, 1)
 
 
+def _pending_key(project_id: int) -> str:
+    return f"bws:design-batch:{project_id}"
+
+
 def maybe_queue_batch(project_id: int) -> bool:
     """After answers or a run: queue the design of the next batch when the open tuples
-    fell under the margin (a duplicate request costs one locked check)."""
+    fell under the margin. One request at a time per project (until the task ends or
+    DESIGN_PENDING_SECONDS pass), so a burst of answers does not fit the data once each;
+    a duplicate that slips through costs one locked check."""
     project = Project.objects.filter(pk=project_id).first()
     if project is None or not needs_batch(project):
         return False
     from .tasks import design_batch_task
 
-    return send_task(design_batch_task, project_id)
+    try:
+        fresh = cache.add(_pending_key(project_id), 1, timeout=DESIGN_PENDING_SECONDS)
+    except Exception:  # the cache lives in Redis: ask again when it cannot say
+        fresh = True
+    if not fresh:
+        return False
+    sent = send_task(design_batch_task, project_id)
+    if not sent:
+        done_designing(project_id)
+    return sent
+
+
+def done_designing(project_id: int) -> None:
+    """The design request of a project has ended: the next low margin may ask again."""
+    try:
+        cache.delete(_pending_key(project_id))
+    except Exception:
+        pass  # the key expires on its own
 
 
 def latest_fit(project: Project) -> ScoreRun | None:

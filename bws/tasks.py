@@ -75,7 +75,10 @@ def design_batch_task(project_id: int) -> str:
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return "gone"
-    batch = adaptive.prepare_next_batch(project)
+    try:
+        batch = adaptive.prepare_next_batch(project)
+    finally:
+        adaptive.done_designing(project_id)
     return "nothing to add" if batch is None else f"batch {batch.number}: {batch.n_tuples} tuples"
 
 

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from django.core.cache import cache
 
 from bws import adaptive, tasks
 from bws.core import adaptive as core
@@ -57,6 +58,14 @@ def write_study(folder, adaptive_block=ADAPTIVE, n_items=N_ITEMS):
     return folder / "config.yaml", dict(
         zip([f"i{i:02d}" for i in range(n_items)], truth, strict=True)
     )
+
+
+@pytest.fixture(autouse=True)
+def no_pending_design():
+    """No design request left marked by another test."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture
@@ -273,3 +282,17 @@ def test_batches_are_only_added(project, inline_tasks, django_capture_on_commit_
     assert Unit.objects.filter(project=project).count() == len(after)
     listed = (project_folder(project) / "tuples.jsonl").read_text().splitlines()
     assert [json.loads(line)["id"] for line in listed] == [tuple_id for tuple_id, _ in after]
+
+
+def test_a_burst_of_answers_at_the_margin_asks_for_one_design(project, monkeypatch):
+    sent = []
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: sent.append(args) or True)
+    rng = np.random.default_rng(2)
+    user = UserFactory(username="burst")
+    for _ in range(N_ITEMS - 3):
+        answer(project, user, next_unit(project=project, user=user), rng)
+    for _ in range(3):
+        adaptive.maybe_queue_batch(project.pk)
+    assert sent == [(project.pk,)]
+    adaptive.done_designing(project.pk)  # the task ended: the next answer may ask again
+    assert adaptive.maybe_queue_batch(project.pk) and len(sent) == 2
