@@ -136,16 +136,25 @@ def open_tuples(project: Project) -> int:
     return int(slots or 0)
 
 
-def room_left(project: Project) -> bool:
-    """Whether another tuple could still be added within max_appearances."""
+def design_finished(project: Project) -> bool:
+    """Whether the adaptive design can add nothing more: fewer than a tuple's worth of
+    items are below max_appearances, or the last batch came back empty (no tuple of the
+    items left keeps the rules: each would pair items that met before)."""
     adaptive = settings_of(project)
+    last = TupleBatch.objects.filter(project=project).order_by("-number").first()
+    if last is not None and last.number > 0 and last.n_tuples == 0:
+        return True
     state = design_state(project)
-    return int((state.appearances < adaptive.max_appearances).sum()) >= state.tuple_size
+    return int((state.appearances < adaptive.max_appearances).sum()) < state.tuple_size
 
 
 def needs_batch(project: Project) -> bool:
+    """Whether the next batch is due: fewer than ready_margin tuples open, and the design
+    not finished."""
     adaptive = settings_of(project)
-    return adaptive is not None and open_tuples(project) < max(adaptive.ready_margin, 1)
+    if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):
+        return False
+    return not design_finished(project)
 
 
 def _pending_key(project_id: int) -> str:
@@ -182,6 +191,28 @@ def done_designing(project_id: int) -> None:
         pass  # the key expires on its own
 
 
+def design_status(project: Project) -> dict | None:
+    """What a manager sees of an adaptive design: its batches, the tuples still open and
+    whether another batch can come (None for a balanced-only design)."""
+    adaptive = settings_of(project)
+    if adaptive is None:
+        return None
+    batches = list(
+        TupleBatch.objects.filter(project=project)
+        .order_by("number")
+        .values("number", "strategy", "n_tuples", "fit_run_id", "created_at")
+    )
+    return {
+        "strategy": str(adaptive.strategy),
+        "batches": batches,
+        "n_tuples": sum(batch["n_tuples"] for batch in batches),
+        "open": open_tuples(project),
+        "ready_margin": adaptive.ready_margin,
+        "max_appearances": adaptive.max_appearances,
+        "complete": design_finished(project),
+    }
+
+
 def latest_fit(project: Project) -> ScoreRun | None:
     """The newest finished run of the project's first BWS scheme that read every answer."""
     from projects.models import Annotation
@@ -209,7 +240,7 @@ def prepare_next_batch(project: Project) -> TupleBatch | None:
     so far (a new run unless the newest one read them all) and design the next batch."""
     from . import services
 
-    if not needs_batch(project) or not room_left(project):
+    if not needs_batch(project):
         return None
     run = latest_fit(project)
     if run is None:
@@ -221,9 +252,9 @@ def prepare_next_batch(project: Project) -> TupleBatch | None:
 
 @transaction.atomic
 def add_batch(*, project: Project, fit_run: ScoreRun | None) -> TupleBatch | None:
-    """Design and store the next batch from ``fit_run`` (None: nothing to add, the margin
-    is not reached, or the design is complete). The project's ScoringState row is locked
-    first, so a second worker waits and then finds the margin met."""
+    """Design and store the next batch from ``fit_run`` (None: the margin is not reached
+    or the design is finished). The project's ScoringState row is locked first, so a
+    second worker waits and then finds the margin met."""
     ScoringState.objects.select_for_update().filter(project=project).first()
     adaptive = settings_of(project)
     if adaptive is None or fit_run is None or not needs_batch(project):
@@ -231,9 +262,8 @@ def add_batch(*, project: Project, fit_run: ScoreRun | None) -> TupleBatch | Non
     last = TupleBatch.objects.filter(project=project).aggregate(n=Max("number"))["n"]
     number = 1 if last is None else last + 1
     seed = batch_seed(project.settings.seed, number)
+    # An empty batch is kept too: it records that nothing more fits, and ends the design.
     rows = design_batch(project, number=number, fit_run=fit_run, seed=seed)
-    if rows.shape[0] == 0:
-        return None
     batch = TupleBatch.objects.create(
         project=project,
         number=number,
@@ -243,7 +273,8 @@ def add_batch(*, project: Project, fit_run: ScoreRun | None) -> TupleBatch | Non
         seed=seed,
         n_tuples=rows.shape[0],
     )
-    store_batch_tuples(project=project, batch=batch, rows=rows)
+    if rows.shape[0]:
+        store_batch_tuples(project=project, batch=batch, rows=rows)
     log.info("project %s: batch %s of %s tuples", project.slug, number, rows.shape[0])
     return batch
 

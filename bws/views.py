@@ -18,7 +18,7 @@ from projects.access import managed_project_or_404
 from projects.downloads import attachment
 from projects.models import Unit
 
-from . import charts, scheduling, selectors, services
+from . import adaptive, charts, scheduling, selectors, services
 from .core.scoring import METHOD_NAMES, METHODS
 from .models import ItemScore, ScoreRun
 
@@ -69,6 +69,7 @@ def dashboard(request, slug):
             300 * min(max((run.reliability or {}).get("mean") or 0, 0), 1) if run else 0, 1
         ),
     }
+    context["adaptive"] = adaptive.design_status(project)
     diagnostics = selectors.run_diagnostics(run)
     context["diagnostics"] = diagnostics.messages
     if run is not None and run.n_judgments:

@@ -4,6 +4,7 @@ screenshots in test-artifacts/."""
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.conf import settings
 
@@ -40,3 +41,41 @@ def test_the_advice_card_states_when_to_stop_and_how(browser_page, live_server, 
     assert "Spearman-Brown" in how.inner_text()
     card.screenshot(path=ARTIFACTS / "bws-advice-card.png")
     page.screenshot(path=ARTIFACTS / "bws-dashboard-advice.png", full_page=True)
+
+
+def test_the_adaptive_design_card_lists_its_batches(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    from bws import adaptive
+    from bws.models import TupleBatch
+    from bws.tests.test_adaptive_platform import answer, write_study
+    from projects.queue import next_unit
+
+    page = browser_page
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
+    config, truth = write_study(tmp_path / "study")
+    project = import_project(config_path=config, slug="adaptive").project
+    project.truth = truth
+    rng = np.random.default_rng(1)
+    users = [UserFactory(username=f"a{n}") for n in range(3)]
+    for n in range(60):
+        user = users[n % 3]
+        unit = next_unit(project=project, user=user)
+        if unit is None:
+            break  # the design is complete
+        answer(project, user, unit, rng)
+    services.execute_run(services.request_run(project=project, scheme="quality", bootstrap=0).pk)
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/adaptive/bws/")
+    card = page.locator("[data-adaptive]")
+    card.locator("summary").click()
+    rows = card.locator("tr[data-batch]")
+    assert rows.count() == TupleBatch.objects.filter(project=project).count() >= 2
+    assert rows.first.inner_text().startswith("0")
+    card.screenshot(path=ARTIFACTS / "bws-adaptive-card.png")
+    page.locator("[data-advice]").screenshot(path=ARTIFACTS / "bws-advice-card-adaptive.png")
