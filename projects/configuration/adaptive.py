@@ -9,7 +9,11 @@ of tuples is designed from the current fit, where it tells most (bws.adaptive).
         max_appearances: 16       # per item, every batch included
         ready_margin: 50          # design the next batch when fewer tuples than this are open
 
-Absent: no adaptive design (the balanced design is the whole tuple set).
+Absent: no adaptive design (the balanced design is the whole tuple set). With it,
+tuples_per_item is not used: the balanced start has initial_appearances. The iterative
+strategy designs rounds rather than batches of batch_tuples: each round shows every item
+still below max_appearances once, within buckets of similar score (doubling each round).
+Neither works with items_key or group_key.
 """
 
 from __future__ import annotations
