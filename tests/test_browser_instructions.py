@@ -36,7 +36,10 @@ def test_instructions_then_a_tuple_with_its_source(browser_page, live_server, tm
     (tmp_path / "data").mkdir()
     for data in (example / "data").iterdir():
         (tmp_path / "data" / data.name).write_bytes(data.read_bytes())
-    config = (example / "config.yaml").read_text() + INSTRUCTIONS
+    demo = (example / "config.yaml").read_text()
+    # the demo's own instructions replaced by these (with a script tag in them)
+    start, end = demo.index("instructions: |"), demo.index("\noutput_annotation_dir")
+    config = demo[:start] + demo[end + 1 :] + INSTRUCTIONS
     (tmp_path / "config.yaml").write_text(config)
     project = import_project(config_path=tmp_path / "config.yaml", slug="mt").project
     user = UserFactory(username="kim")

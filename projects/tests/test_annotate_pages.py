@@ -9,6 +9,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from projects.instructions import mark_seen
 from projects.models import Annotation, Assignment, Unit
 from projects.services import import_project
 
@@ -26,6 +27,10 @@ def two_dims(client):
     user = UserFactory(username="anna")
     MembershipFactory(user=user, project=project)
     client.force_login(user)
+    # anna has read the demo's instructions (the page shown before a first unit)
+    session = client.session
+    mark_seen(session, project)
+    session.save()
     return project
 
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from projects.configuration import ConfigError, load_config
+from projects.instructions import mark_seen
 from projects.models import Unit
 from projects.services import import_project
 
@@ -26,6 +27,9 @@ def annotator_page(client, project, username="anna"):
     user = UserFactory(username=username)
     MembershipFactory(user=user, project=project)
     client.force_login(user)
+    session = client.session  # the instructions shown before a first unit: read
+    mark_seen(session, project)
+    session.save()
     response = client.get(reverse("annotate", args=[project.slug]))
     assert response.status_code == 200
     return response

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from projects.instructions import mark_seen
 from projects.models import Assignment
 from projects.services import import_project
 
@@ -47,6 +48,9 @@ def mt(client):
     user = UserFactory(username="anna")
     MembershipFactory(user=user, project=project)
     client.force_login(user)
+    session = client.session  # the instructions shown before a first unit: read
+    mark_seen(session, project)
+    session.save()
     return project
 
 
