@@ -15,6 +15,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
+from projects.content_policy import WAVEFORM_STYLE_HASH
 from projects.models import Membership
 from projects.tests.factories import MembershipFactory, UserFactory
 
@@ -249,6 +250,10 @@ def test_every_page_has_a_csp_and_no_inline_script(pages):
         if name == "api docs":
             # Redoc injects styles at run time: that page alone allows inline styles.
             assert "'unsafe-inline'" in policy["style-src"]
+        elif name in ("annotate", "annotate, done"):
+            # The timeline's one constant style element, by its hash; nothing inline else.
+            assert policy.get("style-src") == ["'self'", WAVEFORM_STYLE_HASH], name
+            assert page.style_attributes == [] and page.style_elements == 0, name
         else:
             assert policy.get("style-src") == ["'self'"], name
             assert page.style_attributes == [] and page.style_elements == 0, name
