@@ -200,11 +200,16 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
             "answered_at",
         ],
     )
-    stored = list(
-        Annotation.objects.filter(unit=unit, annotator=user, scheme__in=list(cleaned))
-        .select_related("annotator", "unit")
-        .order_by("scheme")
-    )
+    if reserved and all(row.pk is not None for row in rows):
+        # A first answer (an earlier one would have completed the assignment): the rows
+        # inserted, their ids set by the insert, are what is stored; no read back.
+        stored = sorted(rows, key=lambda row: row.scheme)
+    else:
+        stored = list(
+            Annotation.objects.filter(unit=unit, annotator=user, scheme__in=list(cleaned))
+            .select_related("annotator", "unit")
+            .order_by("scheme")
+        )
     if client_id is not None:
         Submission.objects.create(annotator=user, client_id=client_id, unit=unit)
     events.announce_answers(

@@ -51,7 +51,7 @@ def person_cap(
     if block is not None and block.units_per_participant is not None:
         if Participant.objects.filter(project=project, user=user).exists():
             quota = block.units_per_participant
-            if with_training:
+            if with_training and project.settings.gold is not None:  # no gold, no training
                 quota += _training_taken(project, user)
             cap = quota if cap is None else min(cap, quota)
     return cap
@@ -142,8 +142,11 @@ def next_unit(*, project: Project, user) -> Unit | None:
         unit = candidates.first()
     if unit is None:
         return None
-    # Now and then an attention check in its place (gold, uncapped; projects.gold).
-    unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
+    # Now and then an attention check in its place (gold, uncapped; projects.gold); the
+    # count it draws with is taken only for a project that has attention checks.
+    checks = project.settings.gold
+    if checks is not None and checks.attention_rate > 0:
+        unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
     Assignment.objects.create(
         unit=unit,
         annotator=user,

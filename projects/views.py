@@ -348,7 +348,8 @@ def _scheme_blocks(views, payload):
 
 
 def _render_unit(request, project, unit, *, answers, errors=None, status=200, posted=None):
-    unit = Unit.objects.select_related("instance").get(pk=unit.pk)
+    if unit.instance_id is not None and not Unit.instance.is_cached(unit):
+        unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
     views = _scheme_views(project, payload, answers, posted)
     blocks = _scheme_blocks(views, payload)
@@ -408,7 +409,7 @@ def annotate(request, slug):
 @allow_waveform_style
 def annotate_unit(request, slug, unit_id):
     project = _annotator_project_or_404(request, slug)
-    unit = get_object_or_404(Unit, project=project, pk=unit_id)
+    unit = get_object_or_404(Unit.objects.select_related("instance"), project=project, pk=unit_id)
     if not Assignment.objects.filter(unit=unit, annotator=request.user).exists():
         raise Http404("This unit is not yours to annotate.")
     if request.method != "POST":
@@ -436,6 +437,10 @@ def annotate_unit(request, slug, unit_id):
     else:
         # Said on the next unit's page, so the annotator knows the last one was kept.
         messages.success(request, "Saved.")
+    if getattr(request, "participant", None) is not None:
+        # A participant's next step is their flow (the next unit, or the completion code):
+        # sent there at once, not through the queue page that would redirect them there.
+        return redirect("participant-flow", slug=slug)
     return redirect("annotate", slug=slug)
 
 
