@@ -2,9 +2,12 @@
 versions of the tuple set, and served through the ordinary queue without a gap."""
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.urls import reverse
 
@@ -157,6 +160,36 @@ def test_bad_adaptive_values_are_named_with_their_limits(tmp_path, block, messag
     with pytest.raises(ConfigError) as error:
         load_config(config)
     assert message in str(error.value)
+
+
+def test_dialect_a_reads_the_block_in_bws_config(tmp_path):
+    folder = tmp_path / "a"
+    shutil.copytree(Path(django_settings.BASE_DIR) / "examples" / "mt_bws", folder)
+    text = (folder / "config.yaml").read_text()
+    block = "  seed: 42\n  adaptive:\n    initial_appearances: 4\n    max_appearances: {}\n"
+    (folder / "config.yaml").write_text(text.replace("  seed: 42\n", block.format(12), 1))
+    assert load_config(folder / "config.yaml").bws.adaptive.max_appearances == 12
+    (folder / "config.yaml").write_text(text.replace("  seed: 42\n", block.format(3), 1))
+    with pytest.raises(ConfigError) as error:
+        load_config(folder / "config.yaml")
+    assert "bws_config.adaptive.max_appearances: must be above initial_appearances (4)" in str(
+        error.value
+    )
+
+
+def test_adaptive_batches_refuse_items_within_instances(tmp_path):
+    folder = tmp_path / "t"
+    shutil.copytree(Path(django_settings.BASE_DIR) / "examples" / "mt_tuples", folder)
+    text = (folder / "config.yaml").read_text()
+    assert "    tuple_generation:\n" in text
+    (folder / "config.yaml").write_text(
+        text.replace("    tuple_generation:\n", "    tuple_generation:\n      adaptive: {}\n", 1)
+    )
+    with pytest.raises(ConfigError) as error:
+        load_config(folder / "config.yaml")
+    assert "tuple_generation.adaptive: cannot be used with items_key or group_key" in str(
+        error.value
+    )
 
 
 # --------------------------------------------------------------------------- batches
