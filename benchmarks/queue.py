@@ -122,12 +122,13 @@ user_config:
 CODE = ROOT  # where manage.py and the app run from: the working tree, or a snapshot of HEAD
 
 
-def snapshot_head() -> Path:
-    """Export the committed tree (HEAD) to a temp dir, so edits in progress in the working
-    tree (say, a model changed before its migration) do not leak into the figures."""
+def snapshot_head(rev: str = "HEAD") -> Path:
+    """Export the committed tree (HEAD, or another commit) to a temp dir, so edits in progress
+    in the working tree (say, a model changed before its migration) do not leak into the
+    figures."""
     folder = Path(tempfile.mkdtemp(prefix="queue-bench-code-"))
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True
+        ["git", "archive", "--format=tar", rev], cwd=ROOT, capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder
@@ -1120,6 +1121,7 @@ def main() -> int:
         default="tree",
         help="run the working tree, or a snapshot of the last commit (git archive HEAD)",
     )
+    parser.add_argument("--rev", default="HEAD", help="with --code head: the commit to run")
     parser.add_argument(
         "--mode",
         choices=["queue", "launch"],
@@ -1148,9 +1150,9 @@ def main() -> int:
     args = parser.parse_args()
     global CODE
     if args.code == "head":
-        CODE = snapshot_head()
+        CODE = snapshot_head(args.rev)
         head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+            ["git", "rev-parse", "--short", args.rev], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
         print(f"code: snapshot of HEAD {head} in {CODE}", flush=True)
     if args.duration is not None:
