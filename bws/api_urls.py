@@ -1,10 +1,16 @@
 from django.urls import path
 
-from . import api
+from . import api, api_quality
 
 urlpatterns = [
     path("projects/<slug:slug>/scores/", api.ScoresApi.as_view(), name="api-scores"),
     path(
         "projects/<slug:slug>/scores/runs/<int:run_id>/", api.RunApi.as_view(), name="api-score-run"
+    ),
+    path("projects/<slug:slug>/quality/", api_quality.QualityApi.as_view(), name="api-quality"),
+    path(
+        "projects/<slug:slug>/exclusions/",
+        api_quality.ExclusionsApi.as_view(),
+        name="api-exclusions",
     ),
 ]

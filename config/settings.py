@@ -286,6 +286,8 @@ SPECTACULAR_SETTINGS = {
         {"name": "Members", "description": "A project's members and their roles."},
         {"name": "Items", "description": "A project's items and best-worst tuples."},
         {"name": "Export", "description": "A project's answers as a JSON Lines, CSV or TSV file."},
+        {"name": "Quality", "description": "Annotator quality; leaving annotators out."},
+        {"name": "Participants", "description": "A project's participant link and participants."},
     ],
     "SERVE_INCLUDE_SCHEMA": False,
     # The docs pages' scripts come from the sidecar package, served by the site itself.

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, api_manage, token_api
+from . import api, api_manage, api_participants, token_api
 
 urlpatterns = [
     path("auth/token/", token_api.TokenApi.as_view(), name="api-token"),
@@ -21,6 +21,11 @@ urlpatterns = [
     path("projects/<slug:slug>/items/", api_manage.ItemsApi.as_view(), name="api-items"),
     path("projects/<slug:slug>/tuples/", api_manage.TuplesApi.as_view(), name="api-tuples"),
     path("projects/<slug:slug>/export/", api_manage.ExportApi.as_view(), name="api-export"),
+    path(
+        "projects/<slug:slug>/participants/",
+        api_participants.ParticipantsApi.as_view(),
+        name="api-participants",
+    ),
     path("projects/<slug:slug>/queue/next/", api.QueueNextApi.as_view(), name="api-queue-next"),
     path("projects/<slug:slug>/annotations/", api.AnnotationsApi.as_view(), name="api-annotations"),
 ]

@@ -114,6 +114,10 @@ DELETE api-members                      401    404    404    404    404    404  
 api-items                               401    404    404    404    404    404    200    200
 api-tuples                              401    404    404    404    404    404    200    200
 api-export                              401    404    404    404    404    404    200    200
+api-quality                             401    404    404    404    404    404    200    200
+api-exclusions                          401    404    404    404    404    404    200    200
+POST api-exclusions                     401    404    404    404    404    404    400    400
+api-participants                        401    404    404    404    404    404    200    200
 # the open project: a radio scheme, so api-scores answers its managers 400 (no BWS scheme)
 open:project-detail                     302    200    200    200    200    200    200    200
 POST open:project-members               302    404    404    404    404    404    400    400
@@ -133,6 +137,8 @@ open:api-members                        401    404    404    404    404    404  
 POST open:api-members                   401    404    404    404    404    404    400    400
 open:api-items                          401    404    404    404    404    404    200    200
 open:api-export                         401    404    404    404    404    404    200    200
+open:api-quality                        401    404    404    404    404    404    200    200
+open:api-participants                   401    404    404    404    404    404    200    200
 admin:login                             200    200    200    200    200    200    200    302
 admin:logout                            302    302    302    302    302    302    302    405
 admin:autocomplete                      302    302    302    302    302    302    302    403

@@ -1,0 +1,197 @@
+"""REST view of a project's participant link for its managers: the link to give the panel,
+the config's participants block, and the participants who came through it with where each
+stands (projects/participants.py, as the members page's Participants section shows them).
+
+A project the caller may not manage is a 404 (projects/access.py).
+"""
+
+import django_filters
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from rest_framework import generics, serializers
+
+from . import participants
+from .access import managed_project_or_404
+from .api_errors import NOT_FOUND
+from .models import Participant
+from .pagination import Pages
+from .templatetags.participant_tags import participant_link_example
+
+STATES = ["consent", "instructions", "training", "failed", "annotating", "completed"]
+
+
+class ParticipantSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(
+        source="user.username", help_text="The participant's account (named by a keyed hash)."
+    )
+    state = serializers.SerializerMethodField(
+        help_text="Where they stand: consent, instructions, training, failed, annotating or "
+        "completed."
+    )
+    state_label = serializers.SerializerMethodField(
+        help_text="The same in words, as the members page shows it (with units answered)."
+    )
+    params = serializers.DictField(
+        child=serializers.CharField(), help_text="The link's other query parameters, as last sent."
+    )
+    arrived_at = serializers.DateTimeField(source="created_at")
+
+    class Meta:
+        model = Participant
+        fields = [
+            "external_id",
+            "username",
+            "state",
+            "state_label",
+            "params",
+            "training",
+            "arrived_at",
+            "last_seen_at",
+            "consent_at",
+            "instructions_seen_at",
+            "completed_at",
+        ]
+
+    def _stage(self, participant) -> participants.Stage:
+        cache = self.context.setdefault("stages", {})
+        if participant.pk not in cache:
+            cache[participant.pk] = participants.stage(participant)
+        return cache[participant.pk]
+
+    def get_state(self, participant) -> str:
+        return self._stage(participant).key
+
+    def get_state_label(self, participant) -> str:
+        return self._stage(participant).label
+
+
+class ParticipantFilter(django_filters.FilterSet):
+    external_id = django_filters.CharFilter(
+        lookup_expr="icontains", max_length=64, help_text="Part of the panel's id."
+    )
+    completed = django_filters.BooleanFilter(
+        field_name="completed_at",
+        lookup_expr="isnull",
+        exclude=True,
+        help_text="Only those who finished (true) or have not (false).",
+    )
+
+    class Meta:
+        model = Participant
+        fields = []
+
+
+SETTINGS_EXAMPLE = {
+    "open_link": True,
+    "id_param": "PROLIFIC_PID",
+    "units_per_participant": 40,
+    "completion_code": "C1A2B3",
+    "completion_url": "https://panel.example.org/complete?cc=C1A2B3",
+    "consent": "",
+    "max_participants": 200,
+}
+SETTINGS_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "description": "The config's participants block; null when it has none (no link).",
+    "properties": {
+        name: {**schema, "example": SETTINGS_EXAMPLE[name]}
+        for name, schema in {
+            "open_link": {"type": "boolean"},
+            "id_param": {"type": "string"},
+            "units_per_participant": {"type": "integer", "nullable": True},
+            "completion_code": {"type": "string", "nullable": True},
+            "completion_url": {"type": "string", "nullable": True},
+            "consent": {"type": "string", "description": "Markdown; empty for none."},
+            "max_participants": {"type": "integer"},
+        }.items()
+    },
+    "required": list(SETTINGS_EXAMPLE),
+}
+LINK_EXAMPLE = (
+    "https://annolab.example.org/p/mt/start?PROLIFIC_PID={{%PROLIFIC_PID%}}"
+    "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+SETTINGS_FIELDS = list(SETTINGS_SCHEMA["properties"])
+
+
+class ParticipantPages(Pages):
+    """A page of participants, with the link and the settings it was opened with."""
+
+    def get_paginated_response_schema(self, schema):
+        paged = super().get_paginated_response_schema(schema)
+        paged["properties"].update(
+            {
+                "link": {
+                    "type": "string",
+                    "nullable": True,
+                    "example": LINK_EXAMPLE,
+                    "description": "The entry link to give the panel, its id parameter left "
+                    "for the panel to fill in; null while the link is closed.",
+                },
+                "settings": SETTINGS_SCHEMA,
+            }
+        )
+        paged["required"] = [*paged.get("required", []), "link", "settings"]
+        return paged
+
+
+PARTICIPANT_EXAMPLE = {
+    "external_id": "5f2a9c",
+    "username": "participant-12-3b9d0f6a1c2e4d5b7a8c",
+    "state": "annotating",
+    "state_label": "Annotating: 12 of 40",
+    "params": {"STUDY_ID": "65a1", "SESSION_ID": "x9k2"},
+    "training": "none",
+    "arrived_at": "2026-03-01T09:30:00Z",
+    "last_seen_at": "2026-03-01T09:52:10Z",
+    "consent_at": "2026-03-01T09:30:20Z",
+    "instructions_seen_at": "2026-03-01T09:31:02Z",
+    "completed_at": None,
+}
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Participants"],
+        operation_id="participants_list",
+        summary="The participant link, its settings and the participants",
+        description="The entry link to give a crowd panel (null while the link is closed), "
+        "the settings of the config's participants block (open_link, id_param, "
+        "units_per_participant, completion_code, completion_url, consent, max_participants), "
+        "and a page of the participants who came through the link, in the order they came, "
+        "with where each stands. The settings are read-only here as on the web: they come "
+        "from the project's config file.",
+        responses={200: ParticipantSerializer(many=True), 404: NOT_FOUND},
+        examples=[
+            OpenApiExample("A page of participants", value=PARTICIPANT_EXAMPLE, response_only=True)
+        ],
+    )
+)
+class ParticipantsApi(generics.ListAPIView):
+    """The project's participant link and the participants who came through it."""
+
+    serializer_class = ParticipantSerializer
+    filterset_class = ParticipantFilter
+    pagination_class = ParticipantPages
+    queryset = Participant.objects.none()
+
+    def get_queryset(self):
+        self.project = managed_project_or_404(self.request.user, self.kwargs["slug"])
+        return (
+            Participant.objects.filter(project=self.project)
+            .select_related("user", "project")
+            .order_by("created_at", "id")
+        )
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        block = self.project.settings.participants
+        open_block = participants.link_settings(self.project)
+        link = None
+        if open_block is not None:
+            link = participant_link_example({"request": self.request}, self.project, open_block)
+        response.data["link"] = link
+        response.data["settings"] = (
+            None if block is None else {name: getattr(block, name) for name in SETTINGS_FIELDS}
+        )
+        return response
