@@ -68,8 +68,8 @@ def score_run_task(self, run_id: int) -> str:
         return ScoreRun.Status.FAILED
 
 
-# It fits the answers first: it runs beside the scoring runs, under their CPU quota.
-@shared_task(name="bws.design_batch", acks_late=True, queue="scoring")
+# It fits the answers first, so it is routed beside the scoring runs (CELERY_TASK_ROUTES).
+@shared_task(name="bws.design_batch", acks_late=True)
 def design_batch_task(project_id: int) -> str:
     """Design and store an adaptive project's next batch of tuples when its open tuples
     run low (idempotent: the margin is checked again under the project's lock)."""

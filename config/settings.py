@@ -225,6 +225,7 @@ CELERY_TIMEZONE = TIME_ZONE
 # stays on the default queue ("celery").
 CELERY_TASK_ROUTES = {
     "bws.score_run": {"queue": "scoring"},
+    "bws.design_batch": {"queue": "scoring"},  # fits the answers, then designs a batch
     "agreement.compute_report": {"queue": "scoring"},
 }
 # The catch-up: starts scoring once a session has ended, retries what the broker lost.
