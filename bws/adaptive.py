@@ -136,13 +136,17 @@ def open_tuples(project: Project) -> int:
     return int(slots or 0)
 
 
+def _ended_empty(project: Project) -> bool:
+    last = TupleBatch.objects.filter(project=project).order_by("-number").first()
+    return last is not None and last.number > 0 and last.n_tuples == 0
+
+
 def design_finished(project: Project) -> bool:
     """Whether the adaptive design can add nothing more: fewer than a tuple's worth of
     items are below max_appearances, or the last batch came back empty (no tuple of the
     items left keeps the rules: each would pair items that met before)."""
     adaptive = settings_of(project)
-    last = TupleBatch.objects.filter(project=project).order_by("-number").first()
-    if last is not None and last.number > 0 and last.n_tuples == 0:
+    if _ended_empty(project):
         return True
     state = design_state(project)
     return int((state.appearances < adaptive.max_appearances).sum()) < state.tuple_size
@@ -167,7 +171,11 @@ def maybe_queue_batch(project_id: int) -> bool:
     DESIGN_PENDING_SECONDS pass), so a burst of answers does not fit the data once each;
     a duplicate that slips through costs one locked check."""
     project = Project.objects.filter(pk=project_id).first()
-    if project is None or not needs_batch(project):
+    adaptive = None if project is None else settings_of(project)
+    # Cheap checks only (the task reads the whole design): this runs after every answer.
+    if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):
+        return False
+    if _ended_empty(project):
         return False
     from .tasks import design_batch_task
 
