@@ -27,6 +27,8 @@ TAGS = [
     "Members",
     "Items",
     "Export",
+    "Quality",
+    "Participants",
 ]
 
 
@@ -72,6 +74,10 @@ def test_every_operation_has_one_known_tag_a_readable_id_and_a_summary(schema):
     assert seen[("DELETE", "/api/v1/projects/{slug}/members/")] == ("Members", "member_remove")
     assert seen[("GET", "/api/v1/projects/{slug}/tuples/")] == ("Items", "tuples_list")
     assert seen[("GET", "/api/v1/projects/{slug}/export/")] == ("Export", "project_export")
+    assert seen[("GET", "/api/v1/projects/{slug}/quality/")] == ("Quality", "quality_list")
+    assert seen[("POST", "/api/v1/projects/{slug}/exclusions/")] == ("Quality", "exclusion_set")
+    participants = seen[("GET", "/api/v1/projects/{slug}/participants/")]
+    assert participants == ("Participants", "participants_list")
     assert {tag for tag, _ in seen.values()} == set(TAGS)
 
 
