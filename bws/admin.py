@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import BwsTuple, ItemScore, ScoreRun, ScoringState
+from .models import BwsTuple, ItemScore, ScoreRun, ScoringState, TupleBatch
 
 
 @admin.register(BwsTuple)
@@ -56,3 +56,13 @@ class ItemScoreAdmin(admin.ModelAdmin):
 @admin.register(ScoringState)
 class ScoringStateAdmin(admin.ModelAdmin):
     list_display = ["project", "dirty", "last_answer_at", "scheduled_at"]
+
+
+@admin.register(TupleBatch)
+class TupleBatchAdmin(admin.ModelAdmin):
+    """Batches of an adaptive design: a record, never edited (they are designed, not typed)."""
+
+    list_display = ["project", "number", "strategy", "n_tuples", "seed", "created_at"]
+    list_filter = ["project", "strategy"]
+    raw_id_fields = ["fit_run"]
+    readonly_fields = ["project", "number", "strategy", "designer", "fit_run", "seed", "n_tuples"]

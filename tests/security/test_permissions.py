@@ -163,13 +163,20 @@ STORED_MEDIA = "scans/scene.bin"  # stored in the project's media folder by `wor
 @pytest.fixture
 def world(world):
     """The security world, with a point cloud stored for its project (as an import stores
-    the files its instances name), so the media URLs have something to refuse or serve."""
+    the files its instances name), so the media URLs have something to refuse or serve,
+    and a tuple batch record."""
     from projects.media import MEDIA_FOLDER
     from projects.services import project_folder
 
     target = project_folder(world.project) / MEDIA_FOLDER / STORED_MEDIA
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(np.arange(8, dtype="<f4").tobytes())
+    # a batch record, as an adaptive design keeps (so its admin pages have a row to show)
+    from bws.models import TupleBatch
+
+    TupleBatch.objects.create(
+        project=world.project, number=0, strategy="balanced", seed=0, n_tuples=1
+    )
     return world
 
 
