@@ -49,7 +49,9 @@ __all__ = [
 
 # Rows a repeated pair's row may swap an entry with (each side, in score order).
 REPAIR_REACH = 16
-# rank_uncertainty sums over neighbours at about this many geometric offsets per side.
+# rank_uncertainty sums over every neighbour up to EXACT_OFFSETS places away in score
+# order, and beyond at about RANK_OFFSETS geometric offsets per side.
+EXACT_OFFSETS = 32
 RANK_OFFSETS = 48
 # An item never scored (NaN sd) counts as this uncertain, on the log-odds scale.
 UNSEEN_SD = 2.0
@@ -121,7 +123,8 @@ def rank_uncertainty(scores: np.ndarray, sd: np.ndarray) -> np.ndarray:
     fit's normal posterior: sum over j of P(order of i and j reversed), a count of items.
 
     Summed over neighbours in score order at geometric offsets (each standing for the
-    offsets up to the next), so it costs O(n log n) and is exact up to n ~ 100.
+    offsets up to the next), so it costs O(n log n); exact up to 33 items, and for every
+    neighbour up to 32 places away.
     """
     u, s = _clean(scores, sd)
     n = u.size
@@ -129,7 +132,9 @@ def rank_uncertainty(scores: np.ndarray, sd: np.ndarray) -> np.ndarray:
         return np.zeros(n)
     order = np.argsort(u, kind="stable")
     su, ss = u[order], s[order]
-    offsets = np.unique(np.geomspace(1, n - 1, RANK_OFFSETS).astype(np.int64))
+    near = np.arange(1, min(n, EXACT_OFFSETS + 1))
+    far = np.geomspace(EXACT_OFFSETS, max(n - 1, EXACT_OFFSETS), RANK_OFFSETS).astype(np.int64)
+    offsets = np.union1d(near, far[far < n])
     widths = np.diff(np.append(offsets, n))
     total = np.zeros(n)
     for d, w in zip(offsets, widths, strict=True):
@@ -152,6 +157,7 @@ def adaptive_batch(
     max_appearances: int,
     seed: int,
     sharpness: float = 1.0,
+    jitter: float = 1.0,
 ) -> np.ndarray:
     """The next batch of at most ``batch_tuples`` tuples, (k, T) int64 item indices in
     position order, designed from the current fit (``scores`` on the log-odds scale and
@@ -167,12 +173,12 @@ def adaptive_batch(
     _check_state(state, u)
     rng = np.random.default_rng(seed)
     eligible = state.appearances < max_appearances
-    value = rank_uncertainty(u, s) / (state.appearances + 1.0)
+    value = rank_uncertainty(u, s) ** 2 / (state.appearances + 1.0)
     with np.errstate(divide="ignore"):
         keys = sharpness * np.log(np.maximum(value, 1e-300)) + rng.gumbel(size=u.size)
     keys[~eligible] = -np.inf
     candidates = np.argsort(-keys, kind="stable")[: int(eligible.sum())]
-    draw = u + s * rng.standard_normal(u.size)
+    draw = u + jitter * s * rng.standard_normal(u.size)
     return _batch(candidates, draw, state, batch_tuples, rng)
 
 
@@ -280,7 +286,9 @@ def _deal(
     candidates: np.ndarray, positions: np.ndarray, k: int, rng: np.random.Generator
 ) -> list[np.ndarray]:
     """Up to k items per column, in candidate order, each in a position it has sat in
-    least; an item whose free least-used positions are all full is passed over."""
+    least. When an item's least-used columns are full, an item already there moves to
+    another of its own least-used columns with room; failing that, the item is passed
+    over (it waits for a later batch)."""
     size = positions.shape[1]
     least = positions == positions.min(axis=1, keepdims=True)
     fill = np.zeros(size, dtype=np.int64)
@@ -288,16 +296,47 @@ def _deal(
     tiebreak = rng.random((candidates.size, size))
     for index, item in enumerate(candidates):
         room = least[item] & (fill < k)
-        if not room.any():
-            continue
-        # The emptiest allowed column, at random among equals.
-        load = np.where(room, fill + tiebreak[index], np.inf)
-        column = int(np.argmin(load))
+        if room.any():
+            # The emptiest allowed column, at random among equals.
+            column = int(np.argmin(np.where(room, fill + tiebreak[index], np.inf)))
+        else:
+            column = _make_room(int(item), least, fill, taken, k)
+            if column < 0:
+                continue
         taken[column].append(int(item))
         fill[column] += 1
         if (fill == k).all():
             break
     return [np.array(t, dtype=np.int64) for t in taken]
+
+
+def _make_room(item: int, least: np.ndarray, fill: np.ndarray, taken, k: int) -> int:
+    """Free a place for item in one of its least-used columns by a chain of moves, each
+    item moved to another of its own least-used columns, ending in a column with room (a
+    breadth-first search over the T columns); the freed column, or -1."""
+    parent: dict[int, tuple[int, int] | None] = {int(c): None for c in np.flatnonzero(least[item])}
+    queue = list(parent)
+    while queue:
+        a = queue.pop(0)
+        for b in range(fill.size):
+            if b in parent:
+                continue
+            mover = next((x for x in taken[a] if least[x, b]), None)
+            if mover is None:
+                continue
+            parent[b] = (a, mover)
+            if fill[b] < k:
+                # Shift along the chain, from the column with room back to the start.
+                fill[b] += 1
+                while parent[b] is not None:
+                    a, mover = parent[b]
+                    taken[a].remove(mover)
+                    taken[b].append(mover)
+                    b = a
+                fill[b] -= 1
+                return b
+            queue.append(b)
+    return -1
 
 
 def _repair_pairs(rows: np.ndarray, state: DesignState, rng: np.random.Generator) -> np.ndarray:
