@@ -278,6 +278,8 @@ class ParticipantScope:
             request.session.flush()
             return HttpResponseRedirect(reverse("login"))
         request.participant = participant
+        # The quota's check (projects.queue.person_cap) reads this instead of asking again.
+        request.user.participant_project_id = participant.project_id
         if self._allowed(request, participant):
             return self.get_response(request)
         if request.method in ("GET", "HEAD") and not request.path.startswith("/api/"):

@@ -49,12 +49,21 @@ def person_cap(
     cap = (policy or QueuePolicy.of(project)).max_per_user
     block = project.settings.participants
     if block is not None and block.units_per_participant is not None:
-        if Participant.objects.filter(project=project, user=user).exists():
+        if _is_participant(project, user):
             quota = block.units_per_participant
             if with_training and project.settings.gold is not None:  # no gold, no training
                 quota += _training_taken(project, user)
             cap = quota if cap is None else min(cap, quota)
     return cap
+
+
+def _is_participant(project: Project, user) -> bool:
+    """Whether the user is a participant of this project: as the participant middleware
+    found it for this request (projects.participants.ParticipantScope), else asked."""
+    known = getattr(user, "participant_project_id", None)
+    if known is not None:
+        return known == project.pk
+    return Participant.objects.filter(project=project, user=user).exists()
 
 
 def _training_taken(project: Project, user) -> int:

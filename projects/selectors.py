@@ -321,8 +321,9 @@ def my_answers(project: Project, user, unit: Unit) -> dict:
     )
 
 
-def my_progress(project: Project, user) -> Progress:
-    """Units this annotator completed, out of what the queue can still give them."""
+def my_progress(project: Project, user, *, units: int | None = None) -> Progress:
+    """Units this annotator completed, out of what the queue can still give them (``units``:
+    the project's unit count when the caller has it already)."""
     done = (
         Assignment.objects.filter(
             project=project, annotator=user, status=Assignment.Status.COMPLETED
@@ -332,7 +333,9 @@ def my_progress(project: Project, user) -> Progress:
     )
     cap = person_cap(project, user, with_training=False)  # a participant's quota included
     # Units numbered on the page: gold tuples borrow their numbers (projects.gold).
-    total = Unit.objects.filter(project=project, shown_number__isnull=True).count()
+    if units is None:
+        units = Unit.objects.filter(project=project, shown_number__isnull=True).count()
+    total = units
     return Progress(done=done, total=min(total, cap) if cap else total, label="answered by you")
 
 

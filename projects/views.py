@@ -355,6 +355,7 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
     blocks = _scheme_blocks(views, payload)
     completed = selectors.my_completed_units(project, request.user)
     previous = selectors.previous_answer(project, request.user, unit)
+    unit_count = Unit.objects.filter(project=project, shown_number__isnull=True).count()
     return render(
         request,
         "projects/annotate.html",
@@ -366,10 +367,10 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
             "blocks": blocks,
             "keyboard": any(block.get("keyboard") for block in blocks),
             "errors": errors or {},
-            "progress": selectors.my_progress(project, request.user),
+            "progress": selectors.my_progress(project, request.user, units=unit_count),
             "previous": previous,
             "editing": completed.filter(unit=unit).exists(),
-            "unit_count": Unit.objects.filter(project=project, shown_number__isnull=True).count(),
+            "unit_count": unit_count,
             "client_id": uuid.uuid4(),
         },
         status=status,
