@@ -290,7 +290,8 @@ def write_svg(results: dict, path: Path) -> None:
             f' y2="{height - 30}" stroke="#c33" stroke-dasharray="2 3"/>'
         )
         for strategy, curve in curves.items():
-            points = " ".join(f"{sx(r['spent']):.1f},{sy(r['spearman']):.1f}" for r in curve)
+            shown = [r for r in curve if r["spent"] <= FINAL + 0.5]
+            points = " ".join(f"{sx(r['spent']):.1f},{sy(r['spearman']):.1f}" for r in shown)
             out.append(
                 f'<polyline points="{points}" fill="none" stroke="{colours[strategy]}"'
                 ' stroke-width="2"/>'
