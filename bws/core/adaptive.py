@@ -6,9 +6,12 @@ after each scoring run the platform asks for the next batch:
 
 * ``adaptive_batch``: items are drawn with probability rising with how uncertain their
   rank is (``rank_uncertainty``: the expected number of items they would swap places
-  with, from the fit's scores and posterior standard deviations), divided by how often
-  they have been seen; the drawn items are laid out so that each tuple holds items close
-  in a draw from the posterior (u + sd * z), i.e. items whose order is still in doubt.
+  with, from the fit's scores and posterior standard deviations), squared (an item's
+  expected squared rank error) and divided by how often they have been seen (what one
+  more appearance takes off it); the drawn items are laid out so that each tuple holds
+  items close in a draw from the posterior (u + sd * z), i.e. items whose order is still
+  in doubt. benchmarks/adaptive.py measures what this saves (RESULTS.md, "Adaptive
+  designs").
 * ``iterative_round``: iterative BWS as Potato's ``ibws_manager`` does it (after the
   "Baby Bear" paper): every item once per round, in tuples drawn inside score buckets
   (the items sorted by the current scores and cut into ``n_buckets`` equal buckets,
@@ -164,8 +167,9 @@ def adaptive_batch(
     their posterior ``sd``, NaN for items never scored).
 
     Items are drawn without replacement with probability proportional to
-    (rank_uncertainty / (appearances + 1)) ** sharpness among those below
-    ``max_appearances``; each tuple holds items close in a posterior draw. The guarantees
+    (rank_uncertainty ** 2 / (appearances + 1)) ** sharpness among those below
+    ``max_appearances``; each tuple holds items close in the draw u + jitter * sd * z
+    (z standard normal; jitter 1 measured best, against 0.3 and 1000). The guarantees
     are those of the module docstring; fewer tuples come back when too few items are
     eligible or a repeated pair cannot be repaired. Deterministic from the inputs and seed.
     """
