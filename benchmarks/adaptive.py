@@ -316,6 +316,7 @@ def write_svg(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> None:
+    global MAX_APPEARANCES
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1,000 items, normal, one seed")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -325,6 +326,7 @@ def main(argv=None) -> None:
     parser.add_argument("--sharpness", type=float, default=1.0)
     parser.add_argument("--batch-share", type=float, default=0.5)
     parser.add_argument("--jitter", type=float, default=1.0)
+    parser.add_argument("--max-appearances", type=int, default=MAX_APPEARANCES)
     parser.add_argument("--curves", action="store_true", help="print every checkpoint")
     parser.add_argument("--save", type=Path, help="also write the curves to this JSON file")
     parser.add_argument(
@@ -332,6 +334,7 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--plot", type=Path, default=None, help="write an SVG plot here")
     args = parser.parse_args(argv)
+    MAX_APPEARANCES = args.max_appearances
     if args.quick:
         args.sizes, args.distributions, args.seeds = [1000], ["normal"], 1
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
@@ -341,6 +344,7 @@ def main(argv=None) -> None:
         saved = json.loads(path.read_text())
         for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share"):
             setattr(args, key, saved[key])
+        MAX_APPEARANCES = saved.get("max_appearances", MAX_APPEARANCES)
         for entry in saved["results"]:
             results[(entry["items"], entry["distribution"])] = entry["curves"]
     for n in [] if args.load else args.sizes:
@@ -377,6 +381,7 @@ def main(argv=None) -> None:
             key: getattr(args, key)
             for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share")
         }
+        saved["max_appearances"] = MAX_APPEARANCES
         saved["results"] = entries
         args.save.write_text(json.dumps(saved))
     print(f"T = {SIZE}, first {R0} appearances balanced, {METHOD} with calibrated intervals,")
