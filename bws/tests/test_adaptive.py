@@ -272,7 +272,7 @@ def test_adaptive_intervals_still_cover():
 @pytest.mark.xfail(
     reason="measured: at 300 items adaptive batches do not yet beat the balanced design"
     " (benchmarks/RESULTS.md, Adaptive designs)",
-    strict=False,
+    strict=True,  # deterministic seeds: a pass means the goal is met, so make it a test
 )
 def test_adaptive_beats_balanced_at_equal_judgments():
     gains = [gain for gain, _ in _small_studies()]
