@@ -96,6 +96,20 @@ def regions(page, scheme):
     return page.locator(f'.segment-timeline[data-for="{scheme}"] [part~="region"]')
 
 
+def seek(page, scheme, box, seconds, y):
+    """Click the waveform at ``seconds`` and wait until the player's clock is there (the
+    seek is asynchronous: a key pressed at once could read the old playhead)."""
+    page.mouse.click(x_at(box, seconds), y)
+    page.wait_for_function(
+        """([scheme, seconds]) => {
+          const clock = document.querySelector(
+            `.segment-timeline[data-for="${scheme}"] .timeline-clock`);
+          return clock && Math.abs(parseFloat(clock.textContent) - seconds) <= 0.011;
+        }""",
+        arg=[scheme, seconds],
+    )
+
+
 @pytest.fixture
 def timeline_project(tmp_path):
     (tmp_path / "speech.wav").write_bytes(speech_like_wav())  # stored with the project
@@ -158,9 +172,9 @@ def test_segments_made_and_resized_on_the_waveform_are_stored(
     page.screenshot(path=ARTIFACTS / "timeline-drag.png", full_page=True)
 
     # the keys: a click moves the playhead, [ and ] mark a second segment there
-    page.mouse.click(x_at(box, 2.5), y)
+    seek(page, "events", box, 2.5, y)
     page.keyboard.press("[")
-    page.mouse.click(x_at(box, 3.2), y)
+    seek(page, "events", box, 3.2, y)
     page.keyboard.press("]")
     page.keyboard.press("2")  # its label: the second one
     assert value(page, "events", "start", 1) == pytest.approx(2.5, abs=0.011)
