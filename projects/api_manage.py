@@ -38,7 +38,6 @@ from .downloads import attachment
 from .forms import AddMembersForm, ProjectUploadForm, split_entries
 from .invites import create_missing_accounts, mail_invite
 from .models import Item, Membership, Unit
-from .views import _member_results
 
 ROLES = Membership.Role.values
 
@@ -367,7 +366,7 @@ class MembersApi(generics.ListAPIView):
             invites = _invite_rows(request, project, create_missing_accounts(entries))
         known = [e.user.username for e in entries if e.user is not None]
         changes = services.add_project_members(project=project, usernames=known, role=role)
-        rows = _member_results(entries, {c.username: c for c in changes})
+        rows = services.member_results(entries, {c.username: c for c in changes})
         for row in rows:
             row.update(invites.get(row["account"], {}))
         return Response({"results": rows})

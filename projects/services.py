@@ -467,6 +467,30 @@ def add_project_members(
     return changes
 
 
+def member_results(entries, changes: dict[str, MemberChange]) -> list[dict]:
+    """One row per pasted entry of a bulk add (web form or API): what it named and what
+    became of it, given the changes add_project_members made by username."""
+    rows = []
+    for entry in entries:
+        change = changes.get(entry.user.username) if entry.user is not None else None
+        if change is None:
+            label = {"unknown": "unknown account", "invalid": "invalid entry"}
+            outcome = label.get(entry.outcome, "skipped")
+            text = f"not added: {entry.detail}"
+        elif entry.outcome == "created":
+            outcome, text = "account created", f"added as {change.role}; invite link below"
+        elif change.previous_role is None:
+            outcome, text = "added", f"added as {change.role}"
+        elif change.previous_role == change.role:
+            outcome, text = "already a member", f"role unchanged ({change.role})"
+        else:
+            outcome = "already a member"
+            text = f"role changed from {change.previous_role} to {change.role}"
+        account = entry.user.username if entry.user is not None else ""
+        rows.append({"entry": entry.text, "account": account, "outcome": outcome, "text": text})
+    return rows
+
+
 def remove_project_member(*, project: Project, user) -> None:
     Membership.objects.filter(project=project, user=user).delete()
 

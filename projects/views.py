@@ -125,29 +125,6 @@ def _user_to_remove(request):
 _MEMBER_RESULTS = "member_results"
 
 
-def _member_results(entries, changes) -> list[dict]:
-    """One row per pasted entry: what it named and what became of it."""
-    rows = []
-    for entry in entries:
-        change = changes.get(entry.user.username) if entry.user is not None else None
-        if change is None:
-            label = {"unknown": "unknown account", "invalid": "invalid entry"}
-            outcome = label.get(entry.outcome, "skipped")
-            text = f"not added: {entry.detail}"
-        elif entry.outcome == "created":
-            outcome, text = "account created", f"added as {change.role}; invite link below"
-        elif change.previous_role is None:
-            outcome, text = "added", f"added as {change.role}"
-        elif change.previous_role == change.role:
-            outcome, text = "already a member", f"role unchanged ({change.role})"
-        else:
-            outcome = "already a member"
-            text = f"role changed from {change.previous_role} to {change.role}"
-        account = entry.user.username if entry.user is not None else ""
-        rows.append({"entry": entry.text, "account": account, "outcome": outcome, "text": text})
-    return rows
-
-
 def _pop_member_results(request, project) -> list[dict]:
     """The per-entry results of the last bulk add to this project, shown once."""
     results = request.session.get(_MEMBER_RESULTS)
@@ -177,7 +154,7 @@ def project_members(request, slug):
         changes = services.add_project_members(project=project, usernames=known, role=role)
         request.session[_MEMBER_RESULTS] = {
             "project": project.pk,
-            "rows": _member_results(entries, {c.username: c for c in changes}),
+            "rows": services.member_results(entries, {c.username: c for c in changes}),
         }
         added = sum(1 for c in changes if c.previous_role is None)
         members, skipped = len(changes) - added, len(entries) - len(changes)
