@@ -14,7 +14,6 @@ from .access import managed_project_or_404
 from .api_errors import NOT_FOUND
 from .models import Participant
 from .pagination import Pages
-from .templatetags.participant_tags import participant_link_example
 
 STATES = ["consent", "instructions", "training", "failed", "annotating", "completed"]
 
@@ -189,7 +188,7 @@ class ParticipantsApi(generics.ListAPIView):
         open_block = participants.link_settings(self.project)
         link = None
         if open_block is not None:
-            link = participant_link_example({"request": self.request}, self.project, open_block)
+            link = participants.entry_link_example(self.request, self.project, open_block)
         response.data["link"] = link
         response.data["settings"] = (
             None if block is None else {name: getattr(block, name) for name in SETTINGS_FIELDS}

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from . import participant_flow
 from .configuration.normal import ParticipantSettings
+from .configuration.vocabulary import DEFAULT_PARTICIPANT_ID_PARAM
 from .models import Assignment, Membership, Participant, Project
 
 SESSION_KEY = "participant_id"
@@ -58,6 +59,16 @@ def link_settings(project: Project) -> ParticipantSettings | None:
     """The project's participant settings if its link is open, else None."""
     block = project.settings.participants
     return block if block is not None and block.open_link else None
+
+
+def entry_link_example(request, project: Project, block: ParticipantSettings) -> str:
+    """The entry link to give the panel: Prolific's placeholders where the id is Prolific's,
+    else the id parameter left for the panel to fill in."""
+    url = request.build_absolute_uri(reverse("participant-start", args=[project.slug]))
+    if block.id_param == DEFAULT_PARTICIPANT_ID_PARAM:
+        names = (block.id_param, "STUDY_ID", "SESSION_ID")
+        return url + "?" + "&".join(f"{name}={{{{%{name}%}}}}" for name in names)
+    return f"{url}?{block.id_param}="
 
 
 def open_project(slug: str) -> tuple[Project, ParticipantSettings]:
