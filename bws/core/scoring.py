@@ -197,6 +197,21 @@ class MaxDiffModel:
         self.not_best = (~self.is_best).astype(float)
         self.n_items = judgments.n_items
         self.n_judgments = m
+        # The fit's hot path works position-major: (T, m) arrays whose rows are contiguous,
+        # so a judgment's sum or maximum over its T items is T - 1 elementwise passes
+        # (numpy's reductions along a short last axis are several times slower).
+        self.columns = np.ascontiguousarray(self.items.T)
+        self.flat_columns = self.columns.ravel()
+        self.column_is_best = np.ascontiguousarray(self.is_best.T)
+        self.best_items = self.items[self.rows, self.best]
+        self.worst_items = self.items[self.rows, self.worst]
+        n = self.n_items
+        self.chosen = np.bincount(self.worst_items, minlength=n) - np.bincount(
+            self.best_items, minlength=n
+        )
+        # The softmax rows of the last objective evaluation: Newton's curvature at the
+        # same point reuses them.
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _probabilities(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         utility = u.take(self.items)
@@ -225,19 +240,49 @@ class MaxDiffModel:
         # d(-log-lik)/du per tuple position: softmax(u) - [best] - softmax(-u over rest) + [worst]
         return p_best - self.is_best - p_worst + self.is_worst
 
+    def _column_probabilities(self, u: np.ndarray):
+        """Each judgment's log-likelihood (m,) and its best and worst softmax rows (T, m)."""
+        utility = u.take(self.columns)
+        high = utility.max(axis=0)
+        p_best = np.exp(utility - high)
+        sum_best = p_best.sum(axis=0)
+        low = np.where(self.column_is_best, np.inf, utility).min(axis=0)
+        np.subtract(low, utility, out=utility)
+        p_worst = np.exp(utility, out=utility)
+        p_worst[self.column_is_best] = 0.0
+        sum_worst = p_worst.sum(axis=0)
+        log_lik = u.take(self.best_items) - high - np.log(sum_best)
+        log_lik -= u.take(self.worst_items) - low + np.log(sum_worst)
+        p_best /= sum_best
+        p_worst /= sum_worst
+        return log_lik, p_best, p_worst
+
+    def _softmax_rows(self, u: np.ndarray):
+        last = self._last
+        if last is not None and np.array_equal(last[0], u):
+            return last[1], last[2]
+        _, p_best, p_worst = self._column_probabilities(u)
+        return p_best, p_worst
+
     def negative_log_likelihood(
         self, u: np.ndarray, weights: np.ndarray | None = None
     ) -> tuple[float, np.ndarray]:
         """Minus the log-likelihood of the judgments and its gradient in u."""
-        log_lik, p_best, p_worst = self._probabilities(u)
-        rows = self._row_gradient(p_best, p_worst)
+        log_lik, p_best, p_worst = self._column_probabilities(u)
+        self._last = (u.copy(), p_best, p_worst)
+        # d(-log-lik)/du per position: softmax(u) - [best] - softmax(-u over rest) + [worst]
+        slope = p_best - p_worst
+        n = self.n_items
         if weights is None:
             value = -float(log_lik.sum())
+            chosen = self.chosen
         else:
             value = -float(log_lik @ weights)
-            rows = rows * weights[:, None]
-        grad = np.bincount(self.items.ravel(), rows.ravel(), self.n_items)
-        return value, grad
+            slope *= weights
+            chosen = np.bincount(self.worst_items, weights, n) - np.bincount(
+                self.best_items, weights, n
+            )
+        return value, np.bincount(self.flat_columns, slope.ravel(), n) + chosen
 
     def gradient_matrix(self, u: np.ndarray) -> sparse.csr_matrix:
         """(n_items, m) sparse matrix: column j is judgment j's gradient of minus log-likelihood."""
@@ -257,27 +302,30 @@ class MaxDiffModel:
     def curvature(
         self, u: np.ndarray, weights: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """What Hessian-vector products at u need: the two softmax rows and the weights."""
-        _, p_best, p_worst = self._probabilities(u)
-        return p_best, p_worst, None if weights is None else weights[:, None]
+        """What Hessian-vector products at u need: the two softmax rows (position-major,
+        (T, m)) and the weights."""
+        p_best, p_worst = self._softmax_rows(u)
+        return p_best, p_worst, weights
 
     def hessian_vector(self, curvature, v: np.ndarray) -> np.ndarray:
         """The Hessian of minus the log-likelihood (at the point of ``curvature``) times v."""
         p_best, p_worst, weights = curvature
-        values = v[self.items]
-        rows = p_best * (values - (p_best * values).sum(axis=1, keepdims=True))
-        rows += p_worst * (values - (p_worst * values).sum(axis=1, keepdims=True))
+        values = v.take(self.columns)
+        mean_best = (p_best * values).sum(axis=0)
+        mean_worst = (p_worst * values).sum(axis=0)
+        rows = p_best * (values - mean_best)
+        rows += p_worst * (values - mean_worst)
         if weights is not None:
             rows *= weights
-        return np.bincount(self.items.ravel(), rows.ravel(), self.n_items)
+        return np.bincount(self.flat_columns, rows.ravel(), self.n_items)
 
     def hessian_diagonal(self, curvature) -> np.ndarray:
         """The Hessian's diagonal (at the point of ``curvature``)."""
         p_best, p_worst, weights = curvature
         rows = p_best * (1.0 - p_best) + p_worst * (1.0 - p_worst)
         if weights is not None:
-            rows = rows * weights
-        return np.bincount(self.items.ravel(), rows.ravel(), self.n_items)
+            rows *= weights
+        return np.bincount(self.flat_columns, rows.ravel(), self.n_items)
 
     def hessian(self, u: np.ndarray) -> sparse.csr_matrix:
         """Sparse Hessian of minus the log-likelihood: two softmax covariances per judgment."""
