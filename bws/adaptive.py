@@ -2,8 +2,10 @@
 batch of tuples is designed from the latest stored fit where it tells most, stored as a new
 version of the tuple set (TupleBatch) and served by the ordinary queue.
 
-A batch is designed once fewer than ``ready_margin`` tuples are still open, by a worker
-(``design_batch_task``), so annotators never wait for it; the project's ScoringState row
+A batch is designed once fewer than ``ready_margin`` tuples are still open (the low-water
+mark), by a worker (``design_batch_task``), so annotators never wait for it; a short batch
+is topped up and followed at once by another until the mark is met, and the design ends
+only when no tuple of the items below their bound keeps the rules; the project's ScoringState row
 is locked while a batch is made, so two workers never make the same batch twice. A batch
 records its seed and the run it was designed from, so ``redesign`` makes it again.
 """
@@ -33,6 +35,9 @@ log = logging.getLogger(__name__)
 DESIGN_PENDING_SECONDS = 300
 # Where intervals come from (95% calibrated or bootstrap): half-width / Z is the score's sd.
 Z95 = 1.959963984540054
+# Batches one design request may add from one fit (each short one is followed by another
+# until the margin is met; a bound, so one request cannot run on).
+MAX_BATCHES_PER_REQUEST = 50
 
 
 def settings_of(project: Project) -> AdaptiveSettings | None:
@@ -90,26 +95,31 @@ def fit_arrays(run: ScoreRun, n_items: int) -> tuple[np.ndarray, np.ndarray]:
 def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int) -> np.ndarray:
     """The tuples (rows of Item.index) of batch ``number``: from the design before it, the
     fit of ``fit_run`` and ``seed``, so the same inputs give the same tuples. The iterative
-    strategy designs a round (every item below the bound once) in 2 ** number buckets."""
+    strategy designs a round (every item below the bound once) in 2 ** number buckets.
+
+    A short adaptive batch (or an empty round) is topped up (``core.topped_up``: closeness
+    relaxed, then balanced tuples of the under-served items), so a batch comes back empty
+    only when no tuple of the items below the bound keeps the design rules."""
     adaptive = settings_of(project)
     state = design_state(project, before=number)
     u, sd = fit_arrays(fit_run, state.n_items)
+    bound = adaptive.max_appearances
     if adaptive.strategy == AdaptiveStrategy.ITERATIVE:
         rows = core.iterative_round(
-            u,
-            state,
-            n_buckets=2 ** min(number, 30),
-            max_appearances=adaptive.max_appearances,
-            seed=seed,
+            u, state, n_buckets=2 ** min(number, 30), max_appearances=bound, seed=seed
         )
+        # A round that buckets leave empty: one of every item below the bound that the
+        # rules allow, so the design goes on.
+        want = int((state.appearances < bound).sum()) // state.tuple_size if not rows.size else 0
     else:
         rows = core.adaptive_batch(
-            u,
-            sd,
-            state,
-            batch_tuples=adaptive.batch_tuples,
-            max_appearances=adaptive.max_appearances,
-            seed=seed,
+            u, sd, state, batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed
+        )
+        want = adaptive.batch_tuples
+    if rows.shape[0] < want:
+        # Short: closeness relaxed, then balanced tuples of the under-served items.
+        rows = core.topped_up(
+            rows, u, sd, state, batch_tuples=want, max_appearances=bound, seed=seed
         )
     problems = core.batch_problems(rows, state, max_appearances=adaptive.max_appearances)
     if problems:
@@ -143,8 +153,10 @@ def _ended_empty(project: Project) -> bool:
 
 def design_finished(project: Project) -> bool:
     """Whether the adaptive design can add nothing more: fewer than a tuple's worth of
-    items are below max_appearances, or the last batch came back empty (no tuple of the
-    items left keeps the rules: each would pair items that met before)."""
+    items are below max_appearances, or the last batch came back empty even after its
+    top-up (no tuple of the items left keeps the rules: each would pair items that met
+    before, or seat one where it has sat more often; exhaustively checked while at most
+    ``core.FILL_POOL`` items are below the bound)."""
     adaptive = settings_of(project)
     if _ended_empty(project):
         return True
@@ -245,7 +257,9 @@ def latest_fit(project: Project) -> ScoreRun | None:
 
 def prepare_next_batch(project: Project) -> TupleBatch | None:
     """The worker's step: when the margin is reached and there is room, fit the answers
-    so far (a new run unless the newest one read them all) and design the next batch."""
+    so far (a new run unless the newest one read them all) and design batches from that
+    fit until the open tuples are at the margin again or the design is finished; the last
+    batch added (None: none was due)."""
     from . import services
 
     if not needs_batch(project):
@@ -255,7 +269,18 @@ def prepare_next_batch(project: Project) -> TupleBatch | None:
         scheme = project.settings.bws_schemes[0].name
         run = services.request_run(project=project, scheme=scheme, trigger=ScoreRun.Trigger.AUTO)
         run = services.execute_run(run.pk)
-    return add_batch(project=project, fit_run=run)
+    # Batches until the open tuples are back above the margin: a short batch is followed
+    # at once by another from the same fit, not after answers that may never come (the
+    # queue may be empty by then).
+    batch = None
+    for _ in range(MAX_BATCHES_PER_REQUEST):
+        added = add_batch(project=project, fit_run=run)
+        if added is None:
+            break
+        batch = added
+        if added.n_tuples == 0:
+            break
+    return batch
 
 
 @transaction.atomic

@@ -48,6 +48,7 @@ __all__ = [
     "batch_problems",
     "iterative_round",
     "rank_uncertainty",
+    "topped_up",
 ]
 
 # Rows a repeated pair's row may swap an entry with (each side, in score order).
@@ -58,6 +59,14 @@ EXACT_OFFSETS = 32
 RANK_OFFSETS = 48
 # An item never scored (NaN sd) counts as this uncertain, on the log-odds scale.
 UNSEEN_SD = 2.0
+# topped_up's last resort searches tuples among at most this many of the least-served
+# items at a time; below it the search is exhaustive (an empty answer is then a proof
+# that no tuple of the items left keeps the rules).
+FILL_POOL = 64
+# Nodes the search of one tuple may visit when the pool is cut to FILL_POOL items (it
+# then tries FILL_TRIES random pools before giving up).
+FILL_BUDGET = 20_000
+FILL_TRIES = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,6 +231,67 @@ def iterative_round(
     return rows
 
 
+def topped_up(
+    rows: np.ndarray,
+    scores: np.ndarray,
+    sd: np.ndarray,
+    state: DesignState,
+    *,
+    batch_tuples: int,
+    max_appearances: int,
+    seed: int,
+) -> np.ndarray:
+    """``rows`` (a batch designed against ``state``) with further tuples up to
+    ``batch_tuples``, so that a batch comes back short only when the design rules leave no
+    other choice. Two fallbacks, each from the items not yet in the batch and below
+    ``max_appearances``:
+
+    1. closeness relaxed: the items drawn as ``adaptive_batch`` draws them, but laid out
+       at random rather than close in the fit (fewer repeated pairs to repair);
+    2. balanced tuples of the under-served items: tuples built one by one from the items
+       with the fewest appearances, by a search over items that have not met and a seating
+       of each in one of its least-used positions. The search is exhaustive while at most
+       FILL_POOL items are left, so an empty batch then proves that no tuple of them keeps
+       the rules; with more it tries FILL_TRIES pools of FILL_POOL items.
+
+    The guarantees of the module docstring hold for the whole batch (each item at most once
+    in it). Deterministic from the inputs and seed."""
+    size = state.tuple_size
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1, size)
+    want = int(batch_tuples) - rows.shape[0]
+    if want <= 0:
+        return rows
+    u, s = _clean(scores, sd)
+    _check_state(state, u)
+    rng = np.random.default_rng([int(seed), 0x70F])
+    after = state.extended(rows)
+    free = after.appearances < max_appearances
+    free[rows.ravel()] = False
+    # 1. the uncertainty draw, laid out at random
+    value = rank_uncertainty(u, s) ** 2 / (after.appearances + 1.0)
+    with np.errstate(divide="ignore"):
+        keys = np.log(np.maximum(value, 1e-300)) + rng.gumbel(size=u.size)
+    keys[~free] = -np.inf
+    candidates = np.argsort(-keys, kind="stable")[: int(free.sum())]
+    extra = _batch(candidates, rng.random(u.size), after, want, rng)
+    if extra.shape[0]:
+        rows = np.vstack([rows, extra])
+        after = after.extended(extra)
+        free[extra.ravel()] = False
+    # 2. balanced tuples of the under-served items
+    found = []
+    while len(found) < want - extra.shape[0]:
+        row = _find_tuple(np.flatnonzero(free), after, rng)
+        if row is None:
+            break
+        found.append(row)
+        after = after.extended(row[None, :])
+        free[row] = False
+    if found:
+        rows = np.vstack([rows, np.array(found, dtype=np.int64)])
+    return rows
+
+
 def batch_problems(batch: np.ndarray, state: DesignState, *, max_appearances: int) -> list[str]:
     """What a batch breaks, against the history in ``state``, as sentences (empty: none)."""
     batch = np.asarray(batch, dtype=np.int64).reshape(-1, state.tuple_size)
@@ -369,6 +439,82 @@ def _repair_pairs(rows: np.ndarray, state: DesignState, rng: np.random.Generator
     final = pair_codes(out, state.n_items)
     assert not state.seen(final).any() and np.unique(final).size == final.size
     return out
+
+
+def _find_tuple(pool: np.ndarray, state: DesignState, rng: np.random.Generator):
+    """One tuple of items from ``pool`` (in position order) whose pairs have not met, each
+    seated in a position it has sat in least; the least-served items first. None when
+    there is none (certain when the pool has at most FILL_POOL items)."""
+    size = state.tuple_size
+    if pool.size < size:
+        return None
+    # The least-served first, at random among equals.
+    pool = pool[np.lexsort((rng.random(pool.size), state.appearances[pool]))]
+    if pool.size <= FILL_POOL:
+        return _search_tuple(pool, state, budget=None)
+    for attempt in range(FILL_TRIES):
+        if attempt == 0:
+            part = pool[:FILL_POOL]
+        else:
+            part = np.sort(rng.choice(pool.size, FILL_POOL, replace=False))
+            part = pool[part]
+        row = _search_tuple(part, state, budget=FILL_BUDGET)
+        if row is not None:
+            return row
+    return None
+
+
+def _search_tuple(pool: np.ndarray, state: DesignState, budget: int | None):
+    """Depth-first search for ``size`` items of ``pool`` that have not met pairwise and can
+    be seated in distinct least-used positions; in pool order, so the first found uses
+    the earliest items. None when none is found (within ``budget`` nodes)."""
+    size, p = state.tuple_size, pool.size
+    i, j = np.triu_indices(p, 1)
+    lo, hi = np.minimum(pool[i], pool[j]), np.maximum(pool[i], pool[j])
+    met = np.zeros((p, p), dtype=bool)
+    met[i, j] = met[j, i] = state.seen(lo * state.n_items + hi)
+    positions = state.positions[pool]
+    least = positions == positions.min(axis=1, keepdims=True)
+    seatings = [np.array(order) for order in _permutations(size)]
+    nodes = 0
+
+    def seat(chosen: list[int]):
+        for order in seatings:
+            if all(least[c, q] for c, q in zip(chosen, order, strict=True)):
+                return order
+        return None
+
+    def extend(chosen: list[int], allowed: np.ndarray):
+        nonlocal nodes
+        nodes += 1
+        if budget is not None and nodes > budget:
+            return None
+        if len(chosen) == size:
+            order = seat(chosen)
+            if order is None:
+                return None
+            row = np.empty(size, dtype=np.int64)
+            row[order] = pool[chosen]
+            return row
+        start = chosen[-1] + 1 if chosen else 0
+        for c in range(start, p - (size - len(chosen)) + 1):
+            if not allowed[c]:
+                continue
+            # The positions the chosen items (and c) could take must be enough for them.
+            if np.count_nonzero(least[chosen + [c]].any(axis=0)) < len(chosen) + 1:
+                continue
+            found = extend(chosen + [c], allowed & ~met[c])
+            if found is not None or (budget is not None and nodes > budget):
+                return found
+        return None
+
+    return extend([], np.ones(p, dtype=bool))
+
+
+def _permutations(size: int) -> list[tuple[int, ...]]:
+    from itertools import permutations
+
+    return list(permutations(range(size)))
 
 
 class _PairBook:

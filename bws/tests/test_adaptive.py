@@ -15,6 +15,7 @@ from bws.core.adaptive import (
     batch_problems,
     iterative_round,
     rank_uncertainty,
+    topped_up,
 )
 from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
@@ -109,6 +110,61 @@ def test_few_items_give_fewer_tuples_and_never_break_a_rule():
     # 6 items have 15 pairs; each tuple of 4 uses 6: at most two tuples in all
     assert sum(sizes) + history.shape[0] <= 2
     assert sizes[-1] == 0
+
+
+def _fits_somewhere(tuples: np.ndarray, n: int, max_app: int, exclude=frozenset()) -> bool:
+    """Brute force: whether any further tuple (of items not in ``exclude``) keeps the rules
+    after ``tuples``."""
+    import itertools
+
+    size = tuples.shape[1]
+    appearances = np.bincount(tuples.ravel(), minlength=n)
+    seats = np.zeros((n, size), dtype=np.int64)
+    for p in range(size):
+        np.add.at(seats[:, p], tuples[:, p], 1)
+    met = {tuple(sorted(q)) for row in tuples.tolist() for q in itertools.combinations(row, 2)}
+    under = [i for i in range(n) if appearances[i] < max_app and i not in exclude]
+    for items in itertools.combinations(under, size):
+        if any(q in met for q in itertools.combinations(items, 2)):
+            continue
+        for order in itertools.permutations(range(size)):
+            if all(seats[i, q] == seats[i].min() for i, q in zip(items, order, strict=True)):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("n, r0, max_app, want", [(40, 4, 8, 12), (30, 2, 9, 5), (13, 1, 12, 3)])
+def test_topped_up_batches_are_full_until_no_tuple_fits(n, r0, max_app, want):
+    """Topped up, a batch is short only when the items left cannot fill it (each once a
+    batch), and empty only when no tuple of them keeps the rules, checked by brute force."""
+    rng = np.random.default_rng(n)
+    history = balanced_tuples(n, 4, r0, seed=n)
+    u, sd = rng.normal(size=n), rng.uniform(0.2, 1.0, size=n)
+    state, batches = DesignState.from_tuples(history, n), []
+    for step in range(100):
+        core = adaptive_batch(u, sd, state, batch_tuples=want, max_appearances=max_app, seed=step)
+        batch = topped_up(
+            core, u, sd, state, batch_tuples=want, max_appearances=max_app, seed=step
+        )  # fmt: skip
+        assert batch_problems(batch, state, max_appearances=max_app) == []
+        assert batch.shape[0] >= core.shape[0] and np.array_equal(batch[: core.shape[0]], core)
+        if batch.shape[0] == 0:
+            break
+        if batch.shape[0] < want:  # short: no tuple of the items not in it fits
+            after = np.vstack([history, *batches, batch])
+            assert not _fits_somewhere(after, n, max_app, exclude=set(batch.ravel().tolist()))
+        batches.append(batch)
+        state = state.extended(batch)
+    else:
+        raise AssertionError("the design did not end")
+    check_history(history, batches, n, max_app)
+    assert not _fits_somewhere(np.vstack([history, *batches]), n, max_app)
+    np.testing.assert_array_equal(
+        topped_up(np.empty((0, 4), np.int64), u, sd, DesignState.from_tuples(history, n),
+                  batch_tuples=want, max_appearances=max_app, seed=5),
+        topped_up(np.empty((0, 4), np.int64), u, sd, DesignState.from_tuples(history, n),
+                  batch_tuples=want, max_appearances=max_app, seed=5),
+    )  # fmt: skip
 
 
 def test_items_at_their_maximum_are_not_drawn():
