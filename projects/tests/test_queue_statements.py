@@ -47,7 +47,8 @@ PARTICIPANTS = """participants:
 """
 # Before the cuts of issue 14: API next 12, submit 13; a participant's unit page 19, answer
 # 21, and two redirects (the queue page, then the flow) of 18 together.
-API_NEXT, API_SUBMIT = 10, 11
+# API: 10, 11 until access (project, membership, lab admin) became one statement.
+API_NEXT, API_SUBMIT = 9, 10
 PAGE, ANSWER, FLOW = 16, 18, 12
 
 
