@@ -164,13 +164,18 @@ def posterior_variance(model, u: np.ndarray, alpha: float) -> np.ndarray:
     to second order, diag(D^-1 + D^-1 A D^-1 A D^-1), the first-order term having a zero
     diagonal.
     """
-    hessian = (model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)).tocsr()
     if u.size <= EXACT_DIAGONAL_ITEMS:
+        hessian = model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)
         return np.diag(np.linalg.inv(hessian.toarray())).copy()
-    diagonal = hessian.diagonal()
-    off = hessian - sparse.diags(diagonal)
-    squared = off.multiply(off).tocsr()
-    return 1.0 / diagonal + (squared @ (1.0 / diagonal)) / diagonal**2
+    # sum_k A_ik^2 / D_k over the distinct pairs (i, k), summed over the judgments first
+    # (the pair structure is found once per model; the sparse matrix is never built).
+    inverse = 1.0 / (model.hessian_diagonal(model.curvature(u)) + 2.0 * alpha)
+    first, second, occurrence = model.off_diagonal_pairs()
+    squared = np.bincount(occurrence, model.off_diagonal_values(u), first.size) ** 2
+    n = u.size
+    spread = np.bincount(first, squared * inverse[second], n)
+    spread += np.bincount(second, squared * inverse[first], n)
+    return inverse + spread * inverse**2
 
 
 def dependence(judgments: Judgments, method: str, *, weak: Scores | None = None) -> float:

@@ -116,6 +116,7 @@ class PairwiseModel:
         self.judgment = np.concatenate([np.repeat(rows, size - 1), np.nonzero(beat_worst)[0]])
         self.n_items = judgments.n_items
         self.n_judgments = m
+        self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def pairs(self) -> np.ndarray:
         """The implied pairs as a (p, 2) array of (winner, loser) item indices."""
@@ -165,6 +166,16 @@ class PairwiseModel:
         n = self.n_items
         return np.bincount(self.winners, curvature, n) + np.bincount(self.losers, curvature, n)
 
+    def off_diagonal_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The Hessian's off-diagonal entries as unordered item pairs (see ``coalesce_pairs``)."""
+        if self._pairs is None:
+            self._pairs = coalesce_pairs(self.winners, self.losers, self.n_items)
+        return self._pairs
+
+    def off_diagonal_values(self, u: np.ndarray) -> np.ndarray:
+        """Each implied pair's term of the Hessian's (symmetric) off-diagonal entry at u."""
+        return -self.curvature(u)
+
     def hessian(self, u: np.ndarray) -> sparse.csr_matrix:
         """Sparse Hessian of minus the log-likelihood (a weighted graph Laplacian)."""
         p = expit(u[self.winners] - u[self.losers])
@@ -212,6 +223,7 @@ class MaxDiffModel:
         # The softmax rows of the last objective evaluation: Newton's curvature at the
         # same point reuses them.
         self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _probabilities(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         utility = u.take(self.items)
@@ -327,6 +339,28 @@ class MaxDiffModel:
             rows *= weights
         return np.bincount(self.flat_columns, rows.ravel(), self.n_items)
 
+    def _position_pairs(self) -> list[tuple[int, int]]:
+        size = self.columns.shape[0]
+        return [(a, b) for a in range(size) for b in range(a + 1, size)]
+
+    def off_diagonal_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The Hessian's off-diagonal entries as unordered item pairs (see ``coalesce_pairs``)."""
+        if self._pairs is None:
+            positions = self._position_pairs()
+            first = np.concatenate([self.columns[a] for a, _ in positions])
+            second = np.concatenate([self.columns[b] for _, b in positions])
+            self._pairs = coalesce_pairs(first, second, self.n_items)
+        return self._pairs
+
+    def off_diagonal_values(self, u: np.ndarray) -> np.ndarray:
+        """Each judgment's term of the Hessian's (symmetric) off-diagonal entry of each pair
+        of its items at u, -(p_a p_b) for best plus the same for worst, pairs in the order
+        of ``off_diagonal_pairs``."""
+        p_best, p_worst = self._softmax_rows(u)
+        return np.concatenate(
+            [-(p_best[a] * p_best[b] + p_worst[a] * p_worst[b]) for a, b in self._position_pairs()]
+        )
+
     def hessian(self, u: np.ndarray) -> sparse.csr_matrix:
         """Sparse Hessian of minus the log-likelihood: two softmax covariances per judgment."""
         _, p_best, p_worst = self._probabilities(u)
@@ -344,6 +378,17 @@ def _softmax_covariance(p: np.ndarray) -> np.ndarray:
     index = np.arange(p.shape[1])
     blocks[:, index, index] += p
     return blocks
+
+
+def coalesce_pairs(
+    first: np.ndarray, second: np.ndarray, n_items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct unordered item pairs among occurrences (first[k], second[k]): their
+    smaller and larger items, and each occurrence's pair index (to sum occurrences with
+    ``np.bincount(inverse, values)``)."""
+    low, high = np.minimum(first, second), np.maximum(first, second)
+    keys, inverse = np.unique(low.astype(np.int64) * n_items + high, return_inverse=True)
+    return keys // n_items, keys % n_items, inverse.reshape(-1)
 
 
 MODELS = {"bradley_terry": PairwiseModel, "plackett_luce": MaxDiffModel}

@@ -95,6 +95,23 @@ def test_the_large_study_approximation_is_within_three_percent(monkeypatch):
         assert np.all(np.abs(approximate / exact - 1) < 0.03)
 
 
+def test_the_large_study_approximation_is_the_second_order_expansion(monkeypatch):
+    # diag(D^-1 + D^-1 A D^-1 A D^-1) for H = D - A, from the dense Hessian; each tuple is
+    # judged twice, so a pair's entries from two judgments are summed before squaring.
+    from bws.tests.test_defects_scoring import simulated as repeated
+
+    judgments = repeated(60, per_tuple=2, appearances=5, size=4, seed=4)
+    monkeypatch.setattr(calibration, "EXACT_DIAGONAL_ITEMS", 0)
+    for method in ("plackett_luce", "bradley_terry"):
+        model = scoring.model_for(method, judgments)
+        u = np.random.default_rng(5).normal(size=60)
+        hessian = model.hessian(u).toarray() + 0.6 * np.eye(60)
+        inverse = np.diag(1.0 / np.diag(hessian))
+        off = hessian - np.diag(np.diag(hessian))
+        expected = np.diag(inverse + inverse @ off @ inverse @ off @ inverse)
+        np.testing.assert_allclose(posterior_variance(model, u, 0.3), expected, rtol=1e-12)
+
+
 def _agreeing_judgments() -> Judgments:
     """Eight items in eight tuples of four, each tuple judged the same way: item 0 best
     whenever shown, and every other item's tuples agree among themselves."""
