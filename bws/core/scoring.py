@@ -2,8 +2,9 @@
 
 Every method returns one score per item index plus best, worst and appearance counts.
 The model fits are penalised maximum likelihood (penalty ``alpha * sum(u**2)``, the
-regularisation of choix's ``opt_pairwise``) solved by one Newton-CG run on a vectorised
-objective with its analytic gradient and Hessian-vector products. The same models give
+regularisation of choix's ``opt_pairwise``) solved by Newton's method, its steps by
+conjugate gradients preconditioned by the Hessian's diagonal, on a vectorised objective
+with its analytic gradient and matrix-free Hessian-vector products. The same models give
 per-judgment gradients and a sparse Hessian for the bootstrap's one-step Newton resamples.
 """
 
@@ -13,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, log_expit
 
@@ -30,11 +30,9 @@ DEFAULT_MAX_ITER = 1000
 DEFAULT_TOLERANCE = 1e-6
 # A fit has converged when its remaining Newton step (the gradient at the solution scaled
 # by the inverse Hessian: the first-order error of every utility, log-odds scale) is at
-# most CONVERGENCE_FACTOR * tolerance in every item. Fits stopped by scipy's xtol land
-# within about 3 * tolerance of the optimum; unfinished fits are orders of magnitude off.
+# most CONVERGENCE_FACTOR * tolerance in every item. The fit itself runs until the step is
+# at most tolerance; unfinished fits are orders of magnitude off.
 CONVERGENCE_FACTOR = 10.0
-# Newton corrections after scipy stops (see _polish).
-POLISH_STEPS = 3
 # Counting scores are exact ratios: only floating-point noise ties them.
 COUNTING_TIE_TOLERANCE = 1e-12
 
@@ -213,17 +211,22 @@ class MaxDiffModel:
         # (numpy's reductions along a short last axis are several times slower).
         self.columns = np.ascontiguousarray(self.items.T)
         self.flat_columns = self.columns.ravel()
-        self.column_is_best = np.ascontiguousarray(self.is_best.T)
+        self.best_infinity = np.where(self.is_best.T, np.inf, 0.0)
         self.best_items = self.items[self.rows, self.best]
         self.worst_items = self.items[self.rows, self.worst]
         n = self.n_items
         self.chosen = np.bincount(self.worst_items, minlength=n) - np.bincount(
             self.best_items, minlength=n
         )
-        # The softmax rows of the last objective evaluation: Newton's curvature at the
-        # same point reuses them.
-        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # The softmax rows of the last point evaluated (kept in place, see _scratch), the
+        # point, and how many points have been evaluated: Newton's curvature at the point
+        # of the last objective reuses them, and a curvature taken before the rows were
+        # overwritten is refused (``hessian_vector``).
+        self._rows: tuple[np.ndarray, np.ndarray] | None = None
+        self._at: np.ndarray | None = None
+        self._evaluations = 0
         self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._work: tuple[np.ndarray, np.ndarray] | None = None
 
     def _probabilities(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         utility = u.take(self.items)
@@ -252,17 +255,31 @@ class MaxDiffModel:
         # d(-log-lik)/du per tuple position: softmax(u) - [best] - softmax(-u over rest) + [worst]
         return p_best - self.is_best - p_worst + self.is_worst
 
+    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """Two (T, m) work arrays kept between calls: at a million judgments a fresh array
+        of that size costs more in page faults than the arithmetic done in it."""
+        if self._work is None:
+            self._work = (np.empty(self.columns.shape), np.empty(self.columns.shape))
+            self._rows = (np.empty(self.columns.shape), np.empty(self.columns.shape))
+        return self._work
+
     def _column_probabilities(self, u: np.ndarray):
         """Each judgment's log-likelihood (m,) and its best and worst softmax rows (T, m)."""
-        utility = u.take(self.columns)
+        utility, work = self._scratch()
+        p_best, p_worst = self._rows
+        if self._at is None or not np.array_equal(self._at, u):
+            self._evaluations += 1  # rows at the same point again are the same rows
+            self._at = u.copy()
+        np.take(u, self.columns, out=utility, mode="clip")  # "raise" buffers
         high = utility.max(axis=0)
-        p_best = np.exp(utility - high)
-        sum_best = p_best.sum(axis=0)
-        low = np.where(self.column_is_best, np.inf, utility).min(axis=0)
-        np.subtract(low, utility, out=utility)
-        p_worst = np.exp(utility, out=utility)
-        p_worst[self.column_is_best] = 0.0
-        sum_worst = p_worst.sum(axis=0)
+        np.subtract(utility, high, out=p_best)
+        np.exp(p_best, out=p_best)
+        sum_best = np.einsum("ij->j", p_best)
+        low = np.add(utility, self.best_infinity, out=work).min(axis=0)
+        np.subtract(low, utility, out=p_worst)
+        p_worst -= self.best_infinity  # the best item is not among the worst's candidates
+        np.exp(p_worst, out=p_worst)
+        sum_worst = np.einsum("ij->j", p_worst)
         log_lik = u.take(self.best_items) - high - np.log(sum_best)
         log_lik -= u.take(self.worst_items) - low + np.log(sum_worst)
         p_best /= sum_best
@@ -270,20 +287,17 @@ class MaxDiffModel:
         return log_lik, p_best, p_worst
 
     def _softmax_rows(self, u: np.ndarray):
-        last = self._last
-        if last is not None and np.array_equal(last[0], u):
-            return last[1], last[2]
-        _, p_best, p_worst = self._column_probabilities(u)
-        return p_best, p_worst
+        if self._at is None or not np.array_equal(self._at, u):
+            self._column_probabilities(u)
+        return self._rows
 
     def negative_log_likelihood(
         self, u: np.ndarray, weights: np.ndarray | None = None
     ) -> tuple[float, np.ndarray]:
         """Minus the log-likelihood of the judgments and its gradient in u."""
         log_lik, p_best, p_worst = self._column_probabilities(u)
-        self._last = (u.copy(), p_best, p_worst)
         # d(-log-lik)/du per position: softmax(u) - [best] - softmax(-u over rest) + [worst]
-        slope = p_best - p_worst
+        slope = np.subtract(p_best, p_worst, out=self._scratch()[0])
         n = self.n_items
         if weights is None:
             value = -float(log_lik.sum())
@@ -315,25 +329,35 @@ class MaxDiffModel:
         self, u: np.ndarray, weights: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """What Hessian-vector products at u need: the two softmax rows (position-major,
-        (T, m)) and the weights."""
+        (T, m)), the weights, and a stamp; valid until the model evaluates another point."""
         p_best, p_worst = self._softmax_rows(u)
+        return p_best, p_worst, weights, self._evaluations
+
+    def _current(self, curvature):
+        p_best, p_worst, weights, stamp = curvature
+        if stamp != self._evaluations:
+            raise RuntimeError("stale curvature: the model has evaluated another point since")
         return p_best, p_worst, weights
 
     def hessian_vector(self, curvature, v: np.ndarray) -> np.ndarray:
         """The Hessian of minus the log-likelihood (at the point of ``curvature``) times v."""
-        p_best, p_worst, weights = curvature
-        values = v.take(self.columns)
-        mean_best = (p_best * values).sum(axis=0)
-        mean_worst = (p_worst * values).sum(axis=0)
-        rows = p_best * (values - mean_best)
-        rows += p_worst * (values - mean_worst)
+        p_best, p_worst, weights = self._current(curvature)
+        values, rows = self._scratch()
+        np.take(v, self.columns, out=values, mode="clip")
+        mean_best = np.einsum("ij,ij->j", p_best, values)
+        mean_worst = np.einsum("ij,ij->j", p_worst, values)
+        np.subtract(values, mean_best, out=rows)
+        rows *= p_best
+        values -= mean_worst
+        values *= p_worst
+        rows += values
         if weights is not None:
             rows *= weights
         return np.bincount(self.flat_columns, rows.ravel(), self.n_items)
 
     def hessian_diagonal(self, curvature) -> np.ndarray:
         """The Hessian's diagonal (at the point of ``curvature``)."""
-        p_best, p_worst, weights = curvature
+        p_best, p_worst, weights = self._current(curvature)
         rows = p_best * (1.0 - p_best) + p_worst * (1.0 - p_worst)
         if weights is not None:
             rows *= weights
@@ -408,7 +432,7 @@ def penalised_objective(u, model, alpha, weights=None) -> tuple[float, np.ndarra
 
 
 class _HessianProduct:
-    """Hessian-vector products for Newton-CG, reusing the curvature while u stays put."""
+    """Hessian-vector products for Newton steps, reusing the curvature while u stays put."""
 
     def __init__(self, model, alpha: float, weights: np.ndarray | None):
         self.model, self.alpha, self.weights = model, alpha, weights
@@ -437,12 +461,12 @@ def fit_model(
 ) -> Scores:
     """Penalised maximum likelihood of ``model``, utilities centred.
 
-    One Newton-CG run with the analytic gradient and matrix-free Hessian-vector products;
-    ``tolerance`` is its xtol (mean absolute change of the utilities at the last step).
-    A few Newton corrections follow when one item is still off (``_polish``).
-    ``converged`` is judged from the gradient at the solution, not from scipy's flag: the
-    remaining Newton step (``newton_step``) must be at most CONVERGENCE_FACTOR * tolerance
-    (1e-5 on the log-odds scale by default) for every item.
+    Newton's method with a backtracking line search; each Newton step H^-1 g is solved by
+    conjugate gradients preconditioned by the Hessian's diagonal, matrix-free
+    (``newton_direction``). The fit stops at the first point whose Newton step (the
+    gradient there scaled by the inverse Hessian: the first-order error of every utility,
+    log-odds scale) is at most ``tolerance`` in every item, or after ``max_iter`` steps.
+    ``converged`` is judged from that step: at most CONVERGENCE_FACTOR * tolerance.
     """
     if alpha <= 0:
         raise ValueError("alpha must be positive: items that always win would have no finite fit")
@@ -450,17 +474,9 @@ def fit_model(
     if initial is None:
         # Doubled counting scores are a start near the answer on the log-odds scale.
         initial = 2.0 * counting_scores(best, worst, appearances)
-    product = _HessianProduct(model, alpha, weights)
-    result = minimize(
-        penalised_objective,
-        np.asarray(initial, dtype=float),
-        args=(model, alpha, weights),
-        jac=True,
-        hessp=product,
-        method="Newton-CG",
-        options={"maxiter": max_iter, "xtol": tolerance},
+    u, step, iterations = _newton(
+        model, np.array(initial, dtype=float), alpha, weights, tolerance, max_iter
     )
-    u, step = _polish(model, result.x, alpha, weights, tolerance)
     options = {"alpha": alpha, "max_iter": max_iter, "tolerance": tolerance}
     return Scores(
         model.method,
@@ -468,33 +484,55 @@ def fit_model(
         best,
         worst,
         appearances,
-        iterations=int(result.nit),
+        iterations=iterations,
         converged=bool(step <= CONVERGENCE_FACTOR * tolerance),
         options=options,
         step=step,
     )
 
 
-def _polish(model, u: np.ndarray, alpha: float, weights, tolerance: float):
-    """u after at most POLISH_STEPS Newton corrections, and its remaining Newton step.
+# Armijo's sufficient decrease for the line search, and its shortest step.
+ARMIJO = 1e-4
+SHORTEST_STEP = 1e-10
 
-    scipy's xtol bounds the mean change of the utilities, so on thousands of items one
-    item can stop 1e-5 or more from its optimum while the mean is far below tolerance.
-    A correction is applied only near the optimum (step at most 0.01) and kept only when
-    it shrinks the step: the gradient, exact to rounding, is the judge, not the objective.
+
+def _newton(model, u: np.ndarray, alpha: float, weights, tolerance: float, max_iter: int):
+    """Newton's method from u: (the last point, its largest Newton step, steps taken).
+
+    A step is taken in full when that lowers the objective enough (Armijo), else halved
+    until it does. Near the optimum the objective of many judgments cannot resolve the
+    decrease any more (it is below its rounding), so a full step that leaves the
+    objective unchanged to rounding and shrinks the gradient is taken too. The search
+    ends where no step helps; the step at the last point says how far off it is.
     """
-    direction = newton_direction(model, u, alpha, weights)
-    step = _largest(direction)
-    for _ in range(POLISH_STEPS):
-        if not tolerance < step <= 0.01:
-            break
-        candidate = u - direction
-        candidate_direction = newton_direction(model, candidate, alpha, weights)
-        candidate_step = _largest(candidate_direction)
-        if not candidate_step < step:
-            break
-        u, direction, step = candidate, candidate_direction, candidate_step
-    return u, step
+    value, grad = penalised_objective(u, model, alpha, weights)
+    iterations = 0
+    while True:
+        direction = newton_direction(model, u, alpha, weights, grad=grad)
+        step = _largest(direction)
+        if step <= tolerance or iterations >= max_iter or direction is None:
+            return u, step, iterations
+        slope = float(grad @ direction)
+        if not slope > 0:  # not a descent direction: the solve failed
+            return u, step, iterations
+        length = 1.0
+        while length >= SHORTEST_STEP:
+            candidate = u - length * direction
+            new_value, new_grad = penalised_objective(candidate, model, alpha, weights)
+            if new_value <= value - ARMIJO * length * slope:
+                break
+            rounding = 1e-13 * max(1.0, abs(value))
+            if (
+                length == 1.0
+                and abs(new_value - value) <= rounding
+                and np.linalg.norm(new_grad) < np.linalg.norm(grad)
+            ):
+                break
+            length /= 2.0
+        else:
+            return u, step, iterations
+        u, value, grad = candidate, new_value, new_grad
+        iterations += 1
 
 
 def _largest(direction: np.ndarray | None) -> float:
@@ -510,18 +548,24 @@ def newton_step(model, u: np.ndarray, alpha: float, weights: np.ndarray | None =
 
 
 def newton_direction(
-    model, u: np.ndarray, alpha: float, weights: np.ndarray | None = None
+    model,
+    u: np.ndarray,
+    alpha: float,
+    weights: np.ndarray | None = None,
+    *,
+    grad: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The Newton step H^-1 g at u (None when u or its gradient is not finite).
 
     The gradient at a fit's solution is exact to rounding even where the objective can no
-    longer tell two points apart (scipy's "precision loss"), so it, not scipy's success
-    flag, says whether the fit converged. H d = g is solved by conjugate gradients
-    preconditioned by the Hessian's diagonal, to 0.1%.
+    longer tell two points apart, so it says whether the fit converged. H d = g is solved
+    by conjugate gradients preconditioned by the Hessian's diagonal, to 0.1%. ``grad``:
+    the penalised gradient at u when the caller has it.
     """
     if not np.all(np.isfinite(u)):
         return None
-    _, grad = penalised_objective(u, model, alpha, weights)
+    if grad is None:
+        _, grad = penalised_objective(u, model, alpha, weights)
     if not np.all(np.isfinite(grad)):
         return None
     if not grad.any():

@@ -330,3 +330,18 @@ def test_unknown_method_and_nonpositive_penalty_are_refused():
         scoring.fit("elo", hand_worked())
     with pytest.raises(ValueError, match="alpha must be positive"):
         scoring.fit_plackett_luce(hand_worked(), alpha=0)
+
+
+def test_a_curvature_taken_before_another_point_was_evaluated_is_refused():
+    # The softmax rows live in the model's buffers; evaluating elsewhere overwrites them.
+    judgments, _ = simulated(12, appearances=4, seed=7)
+    model = scoring.MaxDiffModel(judgments)
+    u, v = np.linspace(-1.0, 1.0, 12), np.ones(12)
+    at_u = model.curvature(u)
+    expected = model.hessian(u).toarray() @ v
+    np.testing.assert_allclose(model.hessian_vector(at_u, v), expected, atol=1e-12)
+    model.negative_log_likelihood(u)  # the same point: the rows stand
+    np.testing.assert_allclose(model.hessian_vector(at_u, v), expected, atol=1e-12)
+    model.negative_log_likelihood(-u)
+    with pytest.raises(RuntimeError, match="stale curvature"):
+        model.hessian_vector(at_u, v)
