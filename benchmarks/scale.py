@@ -2,13 +2,18 @@
 
     python benchmarks/scale.py [--items 1000000] [--resamples 1000] [--model-resamples N]
                                [--methods counting plackett_luce] [--cap-gb 6]
+                               [--intervals calibrated|bootstrap] [--no-rows]
 
 A balanced design of tuples of 4 with 8 appearances per item (2N tuples), one simulated
 MaxDiff judgment per tuple (utilities ~ N(0, 1), ``sample_maxdiff``), so 2,000,000
-judgments for 1,000,000 items. Each method is fitted and given its bootstrap intervals
-(``--resamples``; ``--model-resamples`` for Bradley-Terry and Plackett-Luce when given) in
-a child process under RLIMIT_AS ``--cap-gb``, which prints seconds (wall and CPU) and the
-child's peak resident memory after the fit and after the intervals. A last child writes
+judgments for 1,000,000 items. Each method is scored in a child process under RLIMIT_AS
+``--cap-gb``, which prints seconds (wall and CPU), the child's peak resident memory and
+the load average. With ``--intervals calibrated`` (the default, the platform's) that is
+``calibrated``: the scores with their intervals as the platform makes them (for the
+models, the empirical-Bayes fits and posterior intervals; no other fit is needed), then,
+for comparison only, a fit at the fixed default penalty. With ``--intervals bootstrap``
+it is the fixed-penalty fit, then its bootstrap intervals (``--resamples``;
+``--model-resamples`` for Bradley-Terry and Plackett-Luce when given). A last child writes
 the first method's item rows as a run's ItemScore rows with ``write_item_scores``: into
 the PostgreSQL database of DATABASE_URL when it names one (COPY), else into a fresh
 SQLite file (bulk_create), timing the write alone. Temporary files are removed at the
@@ -97,10 +102,35 @@ def simulate(work: Path, n_items: int, seed: int) -> dict:
 def score_child(work: Path, method: str, resamples: int, seed: int, save: bool) -> dict:
     import numpy as np
 
-    from bws.core.scoring import fit, score_ranks
+    from bws.core.scoring import fit
 
     judgments = load_judgments(work)
     base = peak_mb()
+    if os.environ.get("SCALE_INTERVALS", "calibrated") == "calibrated":
+        from bws.core.intervals import calibrated
+
+        # The platform's path: the scores and their intervals in one call.
+        start = clock()
+        scores, intervals = calibrated(judgments, method)
+        calibrated_time, calibrated_peak = since(start), peak_mb()
+        load = os.getloadavg()[0]
+        start = clock()
+        fit(method, judgments)  # the fixed-penalty fit, for comparison only
+        fixed_time = since(start)
+        if save:
+            save_scores(work, scores, intervals)
+        return {
+            "method": method,
+            "kind": "calibrated",
+            "converged": bool(scores.converged),
+            "loaded_peak_mb": base,
+            "calibrated": calibrated_time,
+            "calibrated_peak_mb": calibrated_peak,
+            "calibrated_load": load,
+            "fixed_fit": fixed_time,
+            "finite_intervals": float(np.isfinite(intervals.low).mean()),
+            "prior_variance": intervals.prior_variance,
+        }
     start = clock()
     scores = fit(method, judgments)
     fit_time, fit_peak = since(start), peak_mb()
@@ -108,16 +138,7 @@ def score_child(work: Path, method: str, resamples: int, seed: int, save: bool) 
     intervals = intervals_for(judgments, method, scores, resamples, seed)
     interval_time, interval_peak = since(start), peak_mb()
     if save:
-        np.savez(
-            work / "scores.npz",
-            scores=scores.scores,
-            low=intervals.low,
-            high=intervals.high,
-            best=scores.best_counts,
-            worst=scores.worst_counts,
-            appearances=scores.appearances,
-            ranks=score_ranks(scores),
-        )
+        save_scores(work, scores, intervals)
     return {
         "method": method,
         "resamples": resamples,
@@ -129,6 +150,24 @@ def score_child(work: Path, method: str, resamples: int, seed: int, save: bool) 
         "intervals_peak_mb": interval_peak,
         "finite_intervals": float(np.isfinite(intervals.low).mean()),
     }
+
+
+def save_scores(work: Path, scores, intervals) -> None:
+    """The scores and intervals for the row-writing child."""
+    import numpy as np
+
+    from bws.core.scoring import score_ranks
+
+    np.savez(
+        work / "scores.npz",
+        scores=scores.scores,
+        low=intervals.low,
+        high=intervals.high,
+        best=scores.best_counts,
+        worst=scores.worst_counts,
+        appearances=scores.appearances,
+        ranks=score_ranks(scores),
+    )
 
 
 def write_child(work: Path) -> dict:
@@ -211,6 +250,7 @@ def main() -> int:
         help="interval method (default: calibrated, the platform's)",
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-rows", action="store_true", help="skip writing the item rows")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--child-resamples", type=int, help=argparse.SUPPRESS)
@@ -234,10 +274,25 @@ def main() -> int:
             resamples = args.resamples
             if method in MODEL_METHODS and args.model_resamples:
                 resamples = args.model_resamples
-            extra = ["--child-resamples", str(resamples)] + (["--save"] if number == 0 else [])
+            save = number == 0 and not args.no_rows
+            extra = ["--child-resamples", str(resamples)] + (["--save"] if save else [])
             r = run_child(args, work, method, *extra)
             if "failed" in r:
                 print(f"{method}: FAILED ({r['failed']})", flush=True)
+                continue
+            if r.get("kind") == "calibrated":
+                prior = r["prior_variance"]
+                print(
+                    f"{method}: scores with calibrated intervals {r['calibrated'][0]:.1f} s "
+                    f"({r['calibrated'][1]:.1f} s CPU), {r['calibrated_peak_mb']:,.0f} MB peak, "
+                    f"load {r['calibrated_load']:.2f} at its end"
+                    + ("" if prior is None else f"; prior variance {prior:.4f}")
+                    + f"; converged {r['converged']}; finite intervals "
+                    f"{r['finite_intervals']:.3f}; data loaded {r['loaded_peak_mb']:,.0f} MB. "
+                    f"For comparison, a fixed-penalty fit alone {r['fixed_fit'][0]:.1f} s "
+                    f"({r['fixed_fit'][1]:.1f} s CPU); load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
                 continue
             total = r["fit"][0] + r["intervals"][0]
             print(
