@@ -9,14 +9,15 @@ never take the same slot; on SQLite the transaction takes the write lock at BEGI
 import random
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cache
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Exists, F, OuterRef
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from . import gold
-from .models import Assignment, Participant, Project, Unit
+from . import gold, hot_sql
+from .models import Assignment, Instance, Participant, Project, Unit
 
 RECLAIM_BATCH = 200
 RECLAIM_IN_PASSING = 0.05
@@ -121,34 +122,20 @@ def next_unit(*, project: Project, user) -> Unit | None:
     policy = QueuePolicy.of(project)
     if gold.training_blocks_work(project, user):
         return None  # a training to pass first, or failed (projects.gold)
-    mine = Assignment.objects.filter(project=project, annotator=user)
-    live = (
-        mine.filter(status=Assignment.Status.RESERVED, leased_until__gt=now)
-        .select_related("unit__instance")
-        .first()
-    )
+    live = _live_unit(project, user, now)
     if live is not None:
-        return live.unit
+        return live
+    mine = Assignment.objects.filter(project=project, annotator=user)
     cap = person_cap(project, user, policy)
     if cap is not None and mine.count() >= cap:
         return None
-    candidates = Unit.objects.filter(project=project, is_gold=False).exclude(
-        Exists(Assignment.objects.filter(unit=OuterRef("pk"), annotator=user))
-    )
-    if policy.cap is not None:
-        candidates = candidates.filter(load__lt=policy.cap)
-    candidates = (
-        candidates.select_related("instance")
-        .order_by(*_ordering(policy.strategy))
-        .select_for_update(skip_locked=True, of=("self",))
-    )
     # Expired reservations go back to the queue when it would otherwise run dry, and now
     # and then in passing, so most requests skip the extra statement.
     if random.random() < RECLAIM_IN_PASSING:
         reclaim_expired_leases(project, now)
-    unit = candidates.first()
+    unit = _free_unit(project, user, policy)
     if unit is None and reclaim_expired_leases(project, now):
-        unit = candidates.first()
+        unit = _free_unit(project, user, policy)
     if unit is None:
         return None
     # Now and then an attention check in its place (gold, uncapped; projects.gold); the
@@ -156,13 +143,106 @@ def next_unit(*, project: Project, user) -> Unit | None:
     checks = project.settings.gold
     if checks is not None and checks.attention_rate > 0:
         unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
-    Assignment.objects.create(
-        unit=unit,
-        annotator=user,
-        project=project,
-        status=Assignment.Status.RESERVED,
-        leased_until=now + policy.lease,
-    )
-    Unit.objects.filter(pk=unit.pk).update(load=F("load") + 1)
+    _reserve(project, unit, user, now, now + policy.lease)
     unit.load += 1
     return unit
+
+
+# The statements below are the ORM's (the same on every request), written out once
+# (projects.hot_sql): building them through the ORM cost more CPU than running them.
+
+
+def _unit_with_instance(row) -> Unit:
+    n = hot_sql.width(Unit)
+    unit = hot_sql.load(Unit, row[:n])
+    unit.instance = hot_sql.load(Instance, row[n:])
+    return unit
+
+
+@cache
+def _live_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"SELECT {hot_sql.columns(Unit, 'u')}, {hot_sql.columns(Instance, 'i')} "
+        f"FROM {q(Assignment._meta.db_table)} a "
+        f"INNER JOIN {q(Unit._meta.db_table)} u ON u.{q('id')} = a.{q('unit_id')} "
+        f"LEFT OUTER JOIN {q(Instance._meta.db_table)} i ON i.{q('id')} = u.{q('instance_id')} "
+        f"WHERE a.{q('project_id')} = %s AND a.{q('annotator_id')} = %s "
+        f"AND a.{q('status')} = %s AND a.{q('leased_until')} > %s "
+        f"ORDER BY a.{q('created_at')} ASC LIMIT 1"
+    )
+
+
+def _live_unit(project: Project, user, now) -> Unit | None:
+    """The unit of this person's live reservation in the project, with its instance."""
+    params = [
+        project.pk,
+        user.pk,
+        Assignment.Status.RESERVED.value,
+        hot_sql.value(Assignment, "leased_until", now),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_live_sql(connection.vendor), params)
+        row = cursor.fetchone()
+    return None if row is None else _unit_with_instance(row)
+
+
+@cache
+def _free_sql(vendor: str, strategy: str, capped: bool) -> str:
+    q = hot_sql.quote
+    order = ", ".join(f"u.{q(name)} ASC" for name in _ordering(strategy))
+    return (
+        f"SELECT {hot_sql.columns(Unit, 'u')}, {hot_sql.columns(Instance, 'i')} "
+        f"FROM {q(Unit._meta.db_table)} u "
+        f"LEFT OUTER JOIN {q(Instance._meta.db_table)} i ON i.{q('id')} = u.{q('instance_id')} "
+        f"WHERE u.{q('project_id')} = %s AND u.{q('is_gold')} = %s AND NOT EXISTS("
+        f"SELECT 1 FROM {q(Assignment._meta.db_table)} a "
+        f"WHERE a.{q('unit_id')} = u.{q('id')} AND a.{q('annotator_id')} = %s)"
+        + (f" AND u.{q('load')} < %s" if capped else "")
+        + f" ORDER BY {order} LIMIT 1"
+        + hot_sql.for_update("u", skip_locked=True)
+    )
+
+
+def _free_unit(project: Project, user, policy: QueuePolicy) -> Unit | None:
+    """The queue's next unit for this person, locked: an ordinary unit they never had,
+    under its cap, first in the strategy's order; a unit another request holds locked is
+    skipped, not waited for."""
+    capped = policy.cap is not None
+    params = [project.pk, False, user.pk] + ([policy.cap] if capped else [])
+    with connection.cursor() as cursor:
+        cursor.execute(_free_sql(connection.vendor, policy.strategy, capped), params)
+        row = cursor.fetchone()
+    return None if row is None else _unit_with_instance(row)
+
+
+@cache
+def _reserve_sql(vendor: str) -> tuple[str, str]:
+    q = hot_sql.quote
+    names = ["unit_id", "annotator_id", "project_id", "status", "leased_until", "created_at"]
+    insert = (
+        f"INSERT INTO {q(Assignment._meta.db_table)} ({', '.join(q(n) for n in names)}) "
+        f"VALUES ({', '.join(['%s'] * len(names))})"
+    )
+    update = (
+        f"UPDATE {q(Unit._meta.db_table)} SET {q('load')} = {q('load')} + 1 WHERE {q('id')} = %s"
+    )
+    return insert, update
+
+
+def _reserve(project: Project, unit: Unit, user, now, until) -> None:
+    """Reserve the unit for the person until the lease ends, and count it in its load."""
+    insert, update = _reserve_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            insert,
+            [
+                unit.pk,
+                user.pk,
+                project.pk,
+                Assignment.Status.RESERVED.value,
+                hot_sql.value(Assignment, "leased_until", until),
+                hot_sql.value(Assignment, "created_at", now),
+            ],
+        )
+        cursor.execute(update, [unit.pk])

@@ -72,3 +72,27 @@ def test_a_loaded_row_converts_json_dates_and_booleans_as_the_orm_does():
     assert loaded.created_at.tzinfo is not None
     assert not loaded._state.adding
     assert hot_sql.load(Project, [None] * hot_sql.width(Project)) is None
+
+
+def test_a_token_is_read_with_its_user_and_refused_once_revoked_or_inactive():
+    from django.test import Client
+
+    from projects.tokens import issue_token
+
+    user = UserFactory()
+    token, key = issue_token(user=user)
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    with CaptureQueriesContext(connection) as asked:
+        assert client.get("/api/v1/projects/").status_code == 200
+    first = asked.captured_queries[0]["sql"]
+    assert "knox_authtoken" in first and "auth_user" in first  # token and user at once
+    wrong = Client(HTTP_AUTHORIZATION=f"Token {key[:-4]}{'0000' if key[-4:] != '0000' else '1111'}")
+    assert wrong.get("/api/v1/projects/").status_code == 401
+    user.is_active = False
+    user.save()
+    assert client.get("/api/v1/projects/").status_code == 401
+    user.is_active = True
+    user.save()
+    assert client.get("/api/v1/projects/").status_code == 200
+    token.delete()  # revoked: refused on the very next request
+    assert client.get("/api/v1/projects/").status_code == 401
