@@ -377,6 +377,8 @@ def score_everything(judgments, method: str, params: dict, ids, texts, planned, 
 def _compute(run: ScoreRun, selectors) -> _Computed:
     from projects.models import Annotation
 
+    from . import adaptive
+
     project = run.project
     changed = (
         Annotation.objects.filter(project=project, scheme=run.scheme)
@@ -414,6 +416,9 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
         run.scheme,
     )
     rows, reliability, points, stats, advice = score_everything(*work)
+    # An adaptive design: the split-half of a model fit beside the counting one.
+    model = adaptive.model_reliability(project, judgments, run.method, seed=params.get("seed", 0))
+    stats = adaptive.with_model_reliability(stats, model)
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
@@ -423,7 +428,7 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
             finished_at=timezone.now(),
             stats_text=stats,
             diagnostics=diagnostics,
-            reliability=_reliability_dict(reliability),
+            reliability=_reliability_dict(reliability, model),
             advice=_json_ready(advice.to_dict()),
             convergence=[
                 {
@@ -522,10 +527,10 @@ def _json_ready(figures: dict) -> dict:
     }
 
 
-def _reliability_dict(reliability) -> dict | None:
+def _reliability_dict(reliability, model: dict | None = None) -> dict | None:
     if reliability is None or not math.isfinite(reliability.mean):
         return None
-    return {
+    stored = {
         "mean": reliability.mean,
         "std": _finite(reliability.std),
         "spearman_brown": _finite(reliability.spearman_brown),
@@ -533,6 +538,9 @@ def _reliability_dict(reliability) -> dict | None:
         "trials": reliability.trials,
         "split": reliability.split,
     }
+    if model is not None:  # adaptive designs (bws.adaptive.model_reliability)
+        stored["model"] = _json_ready(model)
+    return stored
 
 
 def _diagnostics(judgments, method: str, params: dict, rows, ids) -> dict:

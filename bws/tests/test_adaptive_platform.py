@@ -342,3 +342,46 @@ def test_the_dashboard_shows_the_batches(
     assert f"scoring run {last.fit_run_id}" in html
     assert f"{sum(b.n_tuples for b in batches)} tuples in {batches.count()} batches" in html
     assert "The design is complete" in html or "The next batch is designed" in html
+
+
+def test_an_adaptive_run_reports_the_model_split_half_where_split_half_is_shown(
+    client, project, inline_tasks, django_capture_on_commit_callbacks, tmp_path, settings
+):
+    from rest_framework.test import APIClient
+
+    from bws import services
+
+    run_study(project, django_capture_on_commit_callbacks)
+    run = services.execute_run(
+        services.request_run(project=project, scheme="quality", trigger=ScoreRun.Trigger.MANUAL).pk
+    )
+    model = run.reliability["model"]
+    assert model["method"] == "plackett_luce" and model["trials"] == 5
+    assert 0 < model["mean"] < 1
+    assert model["spearman_brown"] == pytest.approx(2 * model["mean"] / (1 + model["mean"]))
+    # the stats text: right after the counting split-half
+    lines = run.stats_text.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith("Model Split-Half"))
+    assert lines[at - 1].startswith(("Split-Half", "  "))
+    assert f"r = {model['mean']:.2f}" in lines[at]
+    manager = UserFactory(username="reader")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    client.force_login(manager)
+    html = client.get(reverse("bws-dashboard", args=[project.slug])).content.decode()
+    assert 'data-figure="model-split-half"' in html
+    assert f"r = {model['mean']:.2f}" in html and "Plackett-Luce model" in html
+    api = APIClient()
+    api.force_authenticate(manager)
+    shown = api.get(f"/api/v1/projects/{project.slug}/scores/runs/{run.pk}/").json()
+    assert shown["reliability"]["model"]["mean"] == pytest.approx(model["mean"])
+    # a balanced-only project has the counting split-half alone
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, truth = write_study(tmp_path / "plain-run", adaptive_block="")
+    plain = import_project(config_path=config, slug="plain-run").project
+    plain.truth = truth
+    run_study(plain, django_capture_on_commit_callbacks)
+    plain_run = services.execute_run(
+        services.request_run(project=plain, scheme="quality", trigger=ScoreRun.Trigger.MANUAL).pk
+    )
+    assert "model" not in plain_run.reliability
+    assert "Model Split-Half" not in plain_run.stats_text

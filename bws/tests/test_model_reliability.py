@@ -1,0 +1,92 @@
+"""The model split-half reads adaptive designs as the truth does; the counting split-half
+does not (benchmarks/RESULTS.md, "Adaptive designs")."""
+
+import functools
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from bws.core.adaptive import DesignState, adaptive_batch
+from bws.core.design import balanced_tuples
+from bws.core.intervals import calibrated
+from bws.core.judgments import Judgments
+from bws.core.model_reliability import model_split_half
+from bws.core.reliability import split_half
+from bws.core.scoring import sample_maxdiff
+
+N = 500
+
+
+def _judgments(tuples, best, worst, n):
+    m = tuples.shape[0]
+    annotators = np.random.default_rng(m).integers(0, 20, size=m)
+    return Judgments(tuples, best, worst, np.arange(m), annotators, np.arange(m), n)
+
+
+@functools.cache
+def _adaptive_study(seed: int):
+    """An adaptive study of N items (normal utilities): 2 balanced appearances, then
+    batches of one appearance per item designed from the current fit, up to 8. Per
+    checkpoint (appearances per item): the squared Spearman of the fit with the truth, the
+    counting split-half and the model split-half (both Spearman-Brown)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=N)
+    tuples = balanced_tuples(N, 4, 2, seed=seed)
+    best, worst = sample_maxdiff(tuples, truth, rng)
+    state = DesignState.from_tuples(tuples, N)
+    rows = []
+    for step in range(7):
+        judgments = _judgments(tuples, best, worst, N)
+        scores, intervals = calibrated(judgments, "plackett_luce")
+        rows.append(
+            (
+                tuples.shape[0] * 4 / N,
+                spearmanr(scores.scores, truth)[0] ** 2,
+                split_half(judgments, trials=20, seed=1).spearman_brown,
+                model_split_half(judgments, seed=1).spearman_brown,
+            )
+        )
+        if step == 6:
+            break
+        batch = adaptive_batch(
+            scores.scores, intervals.std, state, batch_tuples=N // 4, max_appearances=16,
+            seed=step,
+        )  # fmt: skip
+        more_best, more_worst = sample_maxdiff(batch, truth, rng)
+        tuples = np.vstack([tuples, batch])
+        best = np.concatenate([best, more_best])
+        worst = np.concatenate([worst, more_worst])
+        state = state.extended(batch)
+    return np.array(rows)
+
+
+def test_the_model_split_half_tracks_the_truth_better_under_an_adaptive_design():
+    rows = np.vstack([_adaptive_study(0), _adaptive_study(1)])
+    spent, truth, counting, model = rows.T
+    assert spent.max() >= 7.5
+    model_error = np.abs(model - truth)
+    counting_error = np.abs(counting - truth)
+    # closer to the truth on average, and most of all once the design has adapted
+    assert model_error.mean() < counting_error.mean(), (model_error, counting_error)
+    late = spent >= 5
+    assert model_error[late].mean() < 0.5 * counting_error[late].mean()
+    assert model_error.max() < 0.15
+    # and it rises as the truth does, checkpoint after checkpoint
+    for study in (_adaptive_study(0), _adaptive_study(1)):
+        assert spearmanr(study[:, 3], study[:, 1])[0] > 0.9
+
+
+def test_the_model_split_half_is_seeded_and_refuses_counting():
+    rng = np.random.default_rng(3)
+    truth = rng.normal(size=60)
+    tuples = balanced_tuples(60, 4, 6, seed=3)
+    best, worst = sample_maxdiff(tuples, truth, rng)
+    judgments = _judgments(tuples, best, worst, 60)
+    one = model_split_half(judgments, trials=3, seed=4)
+    again = model_split_half(judgments, trials=3, seed=4)
+    np.testing.assert_array_equal(one.correlations, again.correlations)
+    assert one.trials == 3 and 0 < one.mean < 1
+    assert one.spearman_brown == pytest.approx(2 * one.mean / (1 + one.mean))
+    with pytest.raises(ValueError):
+        model_split_half(judgments, method="counting")
