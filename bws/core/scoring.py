@@ -558,9 +558,15 @@ def newton_direction(
     """The Newton step H^-1 g at u (None when u or its gradient is not finite).
 
     The gradient at a fit's solution is exact to rounding even where the objective can no
-    longer tell two points apart, so it says whether the fit converged. H d = g is solved
-    by conjugate gradients preconditioned by the Hessian's diagonal, to 0.1%. ``grad``:
-    the penalised gradient at u when the caller has it.
+    longer tell two points apart, so it says whether the fit converged. ``grad``: the
+    penalised gradient at u when the caller has it.
+
+    The likelihood does not change when every utility moves by the same amount, so the
+    constant vector is an eigenvector of H with eigenvalue 2 alpha (the penalty's alone)
+    and H keeps centred vectors centred. The step's mean is therefore mean(g) / (2 alpha)
+    exactly, and its centred part is solved among centred vectors by conjugate gradients
+    preconditioned by the Hessian's diagonal (centred), to 0.1%: a weak penalty's small
+    eigenvalue no longer slows the solve.
     """
     if not np.all(np.isfinite(u)):
         return None
@@ -570,12 +576,22 @@ def newton_direction(
         return None
     if not grad.any():
         return np.zeros_like(u)
-    product = _HessianProduct(model, alpha, weights)
-    diagonal = model.hessian_diagonal(product.curvature_at(u)) + 2.0 * alpha
-    n = u.shape[0]
-    hessian = LinearOperator((n, n), matvec=lambda v: product(u, v), dtype=float)
-    preconditioner = LinearOperator((n, n), matvec=lambda v: v / diagonal, dtype=float)
-    direction, _ = cg(hessian, grad, rtol=1e-3, maxiter=max(100, n), M=preconditioner)
+    mean = float(grad.mean())
+    centred = grad - mean
+    direction = np.zeros_like(u)
+    if centred.any():
+        product = _HessianProduct(model, alpha, weights)
+        inverse = 1.0 / (model.hessian_diagonal(product.curvature_at(u)) + 2.0 * alpha)
+
+        def precondition(v: np.ndarray) -> np.ndarray:
+            w = v * inverse
+            return w - w.mean()
+
+        n = u.shape[0]
+        hessian = LinearOperator((n, n), matvec=lambda v: product(u, v), dtype=float)
+        preconditioner = LinearOperator((n, n), matvec=precondition, dtype=float)
+        direction, _ = cg(hessian, centred, rtol=1e-3, maxiter=max(100, n), M=preconditioner)
+    direction += mean / (2.0 * alpha)
     return direction if np.all(np.isfinite(direction)) else None
 
 
