@@ -7,9 +7,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from . import participants as flow
-from .instructions import render_instructions, show_first
-from .models import Membership, Participant
-from .queue import next_unit
+from .instructions import render_instructions
+from .models import Participant
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 # The completion page sends the participant back to the panel after this many seconds.
@@ -49,32 +48,17 @@ def participant_start(request, slug):
 
 def participant_flow(request, slug):
     """Sends the participant to the step they are at: consent, instructions, training, the
-    next unit, or the completion code."""
+    next unit, or the completion code (participants.next_step); says why when there is
+    nothing more for them (removed from the study, failed the training)."""
     participant = flow.participant_or_404(request, slug)
-    project = participant.project
-    config = project.settings
-    if participant.completed_at is not None:
-        return redirect("participant-done", slug=slug)
-    if not Membership.objects.filter(project=project, user=participant.user).exists():
-        return _refused(request, flow.REMOVED)
-    if participant.training == Participant.Training.FAILED:
-        return render(request, "projects/participant_stopped.html", {"project": project})
-    if config.participants and config.participants.consent and participant.consent_at is None:
-        return redirect("participant-consent", slug=slug)
-    if config.instructions and participant.instructions_seen_at is None:
-        if show_first(request.session, project, request.user):
-            return redirect("project-instructions", slug=slug)
-        flow.mark(participant, "instructions_seen_at")
-    training = flow.training_step(participant)
-    if training is not None:
-        return HttpResponseRedirect(training)
-    if not flow.quota_reached(participant):
-        unit = next_unit(project=project, user=request.user)
-        if unit is not None:
-            return redirect("annotate-unit", slug=slug, unit_id=unit.pk)
-    # The quota is met, or the project has no unit left for this participant.
-    flow.mark(participant, "completed_at")
-    return redirect("participant-done", slug=slug)
+    if participant.completed_at is None:
+        if not flow.is_member(participant):
+            return _refused(request, flow.REMOVED)
+        if participant.training == Participant.Training.FAILED:
+            return render(
+                request, "projects/participant_stopped.html", {"project": participant.project}
+            )
+    return HttpResponseRedirect(flow.next_step(request, participant))
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

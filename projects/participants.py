@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpResponseNotFound, HttpResponseRedirect
 from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
@@ -31,7 +32,9 @@ from django.utils import timezone
 from . import participant_flow
 from .configuration.normal import ParticipantSettings
 from .configuration.vocabulary import DEFAULT_PARTICIPANT_ID_PARAM
+from .instructions import show_first
 from .models import Assignment, Membership, Participant, Project
+from .queue import next_unit
 
 SESSION_KEY = "participant_id"
 EXTERNAL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -243,6 +246,46 @@ def mark(participant: Participant, field: str) -> None:
         participant.save(update_fields=[field])
 
 
+def is_member(participant: Participant) -> bool:
+    """Whether the participant still belongs to their project (the managers may remove
+    them): as ParticipantScope read it with the participant, else asked."""
+    known = getattr(participant, "is_member", None)
+    if known is not None:
+        return known
+    return Membership.objects.filter(project=participant.project, user=participant.user).exists()
+
+
+def next_step(request, participant: Participant) -> str:
+    """The address of the step this participant is at: consent, instructions, training, the
+    next unit (reserved for them here), or the completion code. The flow's own address
+    when the flow page itself tells them why there is nothing more (removed, failed the
+    training). The flow page follows it, and so does an answer on a unit page, so that the
+    answer goes straight to the next unit."""
+    project = participant.project
+    slug = project.slug
+    config = project.settings
+    if participant.completed_at is not None:
+        return reverse("participant-done", args=[slug])
+    if not is_member(participant) or participant.training == Participant.Training.FAILED:
+        return reverse("participant-flow", args=[slug])
+    if config.participants and config.participants.consent and participant.consent_at is None:
+        return reverse("participant-consent", args=[slug])
+    if config.instructions and participant.instructions_seen_at is None:
+        if show_first(request.session, project, request.user):
+            return reverse("project-instructions", args=[slug])
+        mark(participant, "instructions_seen_at")
+    training = training_step(participant)
+    if training is not None:
+        return training
+    if not quota_reached(participant):
+        unit = next_unit(project=project, user=request.user)
+        if unit is not None:
+            return reverse("annotate-unit", args=[slug, unit.pk])
+    # The quota is met, or the project has no unit left for this participant.
+    mark(participant, "completed_at")
+    return reverse("participant-done", args=[slug])
+
+
 def participant_rows(project: Project) -> list[dict]:
     """The members list's participants: id, when they came, where they stand, and the link's
     other parameters (for managers only)."""
@@ -280,14 +323,19 @@ class ParticipantScope:
         key = request.session.get(SESSION_KEY)
         if key is None or not request.user.is_authenticated:
             return self.get_response(request)
+        # With it, in the same statement: whether they still belong to the project (the
+        # flow and the unit pages ask; projects.views reads it as the project's access).
+        member = Membership.objects.filter(project=OuterRef("project_id"), user=request.user)
         participant = (
-            Participant.objects.select_related("project", "user")
+            Participant.objects.select_related("project")
+            .annotate(is_member=Exists(member))
             .filter(pk=key, user=request.user)
             .first()
         )
         if participant is None:  # a participant removed since: the session ends
             request.session.flush()
             return HttpResponseRedirect(reverse("login"))
+        participant.user = request.user  # the user just loaded, not loaded again
         request.participant = participant
         # The quota's check (projects.queue.person_cap) reads this instead of asking again.
         request.user.participant_project_id = participant.project_id

@@ -351,11 +351,17 @@ def my_completed_units(project: Project, user) -> QuerySet[Assignment]:
     )
 
 
-def previous_answer(project: Project, user, unit: Unit) -> Assignment | None:
+_ASK = object()
+
+
+def previous_answer(project: Project, user, unit: Unit, *, current=_ASK) -> Assignment | None:
     """The answer this annotator gave just before the one on ``unit``, in the order they
-    answered; for a unit not answered yet, their latest answer; None before the first."""
+    answered; for a unit not answered yet, their latest answer; None before the first.
+    ``current``: their completed assignment of ``unit`` (None: not answered) when the caller
+    has read it already."""
     completed = my_completed_units(project, user)
-    current = completed.filter(unit=unit).first()
+    if current is _ASK:
+        current = completed.filter(unit=unit).first()
     if current is None:
         return completed.first()
     earlier = Q(completed_at__lt=current.completed_at) | Q(

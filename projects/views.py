@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -24,6 +24,7 @@ from .instructions import show_first as show_instructions_first
 from .invite_views import InviteForm, invitable_member_ids, pop_invite_links, remember_invites
 from .invites import create_missing_accounts
 from .models import Assignment, Instance, Item, Lab, Membership, Unit
+from .participants import next_step as participant_next_step
 from .queue import next_unit
 from .schemes import scheme_type
 from .schemes.base import label_names
@@ -284,10 +285,13 @@ def lab_detail(request, slug):
 
 
 def _annotator_project_or_404(request, slug):
-    project = visible_project_or_404(request.user, slug)
-    if selectors.project_role(request.user, project) is None:
-        raise Http404
-    return project
+    """The project if the user may annotate in it: whoever may see it has a role in it
+    (selectors.project_for and project_role follow the same rule). A participant's project
+    and membership came with the participant (projects.participants.ParticipantScope)."""
+    participant = getattr(request, "participant", None)
+    if participant is not None and participant.project.slug == slug and participant.is_member:
+        return participant.project
+    return visible_project_or_404(request.user, slug)
 
 
 def _scheme_views(project, payload, answers, posted=None):
@@ -324,14 +328,20 @@ def _scheme_blocks(views, payload):
     return blocks
 
 
-def _render_unit(request, project, unit, *, answers, errors=None, status=200, posted=None):
+def _render_unit(
+    request, project, unit, *, answers, errors=None, status=200, posted=None, held=None
+):
+    """The unit's page. ``held``: this user's assignment of the unit when the caller has
+    it (None: asked here); completed, the page changes an earlier answer."""
     if unit.instance_id is not None and not Unit.instance.is_cached(unit):
         unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
     views = _scheme_views(project, payload, answers, posted)
     blocks = _scheme_blocks(views, payload)
-    completed = selectors.my_completed_units(project, request.user)
-    previous = selectors.previous_answer(project, request.user, unit)
+    if held is None:
+        held = Assignment.objects.filter(unit=unit, annotator=request.user).first()
+    answered = held if held is not None and held.status == Assignment.Status.COMPLETED else None
+    previous = selectors.previous_answer(project, request.user, unit, current=answered)
     unit_count = Unit.objects.filter(project=project, shown_number__isnull=True).count()
     return render(
         request,
@@ -346,7 +356,7 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
             "errors": errors or {},
             "progress": selectors.my_progress(project, request.user, units=unit_count),
             "previous": previous,
-            "editing": completed.filter(unit=unit).exists(),
+            "editing": answered is not None,
             "unit_count": unit_count,
             "client_id": uuid.uuid4(),
         },
@@ -354,10 +364,17 @@ def _render_unit(request, project, unit, *, answers, errors=None, status=200, po
     )
 
 
-def _refused_unit(request, project, unit, errors):
+def _refused_unit(request, project, unit, errors, held=None):
     """The unit's page again with the messages (400), every field as it was sent."""
     return _render_unit(
-        request, project, unit, answers={}, errors=errors, status=400, posted=request.POST
+        request,
+        project,
+        unit,
+        answers={},
+        errors=errors,
+        status=400,
+        posted=request.POST,
+        held=held,
     )
 
 
@@ -387,18 +404,26 @@ def annotate(request, slug):
 @allow_waveform_style
 def annotate_unit(request, slug, unit_id):
     project = _annotator_project_or_404(request, slug)
-    unit = get_object_or_404(Unit.objects.select_related("instance"), project=project, pk=unit_id)
-    if not Assignment.objects.filter(unit=unit, annotator=request.user).exists():
-        raise Http404("This unit is not yours to annotate.")
+    # The unit with this user's assignment of it, in one statement: no assignment, not theirs.
+    held = (
+        Assignment.objects.select_related("unit__instance")
+        .filter(unit__project=project, unit_id=unit_id, annotator=request.user)
+        .first()
+    )
+    if held is None:
+        raise Http404("No such unit, or not yours to annotate.")
+    unit = held.unit
     if request.method != "POST":
-        return _render_unit(
-            request, project, unit, answers=selectors.my_answers(project, request.user, unit)
-        )
+        # Answers are stored with the assignment completed: none to read before then.
+        answers = {}
+        if held.status == Assignment.Status.COMPLETED:
+            answers = selectors.my_answers(project, request.user, unit)
+        return _render_unit(request, project, unit, answers=answers, held=held)
     try:
         answers = answers_from_post(project.schemes, request.POST)
         time_taken_ms = time_taken_from_post(request.POST)
     except AnswerError as exc:  # refused: nothing is stored, and what was typed comes back
-        return _refused_unit(request, project, unit, exc.errors)
+        return _refused_unit(request, project, unit, exc.errors, held)
     try:
         submit_answers(
             project=project,
@@ -409,16 +434,17 @@ def annotate_unit(request, slug, unit_id):
             time_taken_ms=time_taken_ms,
         )
     except AnswerError as exc:
-        return _refused_unit(request, project, unit, exc.errors)
+        return _refused_unit(request, project, unit, exc.errors, held)
     except SubmitRefused as exc:
         messages.error(request, str(exc))
     else:
         # Said on the next unit's page, so the annotator knows the last one was kept.
         messages.success(request, "Saved.")
-    if getattr(request, "participant", None) is not None:
-        # A participant's next step is their flow (the next unit, or the completion code):
-        # sent there at once, not through the queue page that would redirect them there.
-        return redirect("participant-flow", slug=slug)
+    participant = getattr(request, "participant", None)
+    if participant is not None:
+        # A participant goes straight to their next step (the next unit, reserved for them
+        # now, or the completion code), as their flow would send them.
+        return HttpResponseRedirect(participant_next_step(request, participant))
     return redirect("annotate", slug=slug)
 
 

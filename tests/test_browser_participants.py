@@ -79,6 +79,9 @@ def test_a_participant_from_the_panel_to_the_completion_code(browser_page, live_
     page.get_by_label("polite", exact=True).check()
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url(lambda url: url != first_unit and "/annotate/" in url)
+    # Straight on to the next unit, which says the answer was kept.
+    assert page.locator("ul.messages").inner_text().strip() == "Saved."
+    shoot(page, "unit-saved")
 
     # The same link again (another tab, a reload from the panel) resumes at the unit in hand.
     second_unit = page.url
