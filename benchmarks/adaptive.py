@@ -50,6 +50,7 @@ from bws.core.adaptive import DesignState, adaptive_batch, iterative_round  # no
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
+from bws.core.model_reliability import model_split_half  # noqa: E402
 from bws.core.reliability import split_half  # noqa: E402
 from bws.core.scoring import sample_maxdiff  # noqa: E402
 
@@ -111,11 +112,13 @@ def measure(study: Study) -> tuple[dict, np.ndarray, np.ndarray]:
     estimate = scores.scores
     inside = (intervals.low <= truth) & (truth <= intervals.high)
     reliability = split_half(judgments, trials=20, seed=1)
+    model = model_split_half(judgments, seed=1)
     row = {
         "spent": study.spent,
         "spearman": float(spearmanr(estimate, truth)[0]),
         "top10": len(set(np.argsort(-estimate)[:top]) & set(np.argsort(-truth)[:top])) / top,
         "split_half": reliability.spearman_brown or float("nan"),
+        "model_split_half": model.spearman_brown or float("nan"),
         "coverage": float(np.nanmean(inside)),
         "width": float(np.nanmean(intervals.high - intervals.low)),
     }
@@ -152,7 +155,9 @@ def run_iterative(truth, seed):
     return rows
 
 
-def run_adaptive(truth, seed, *, sharpness=1.0, batch_share=0.5, jitter=1.0):
+def run_adaptive(
+    truth, seed, *, sharpness=1.0, batch_share=0.5, jitter=1.0, allocation="uncertainty"
+):
     n = truth.size
     study = Study(truth, np.random.default_rng([seed, 2]))
     study.judge(balanced_tuples(n, SIZE, R0, seed=seed))
@@ -172,6 +177,7 @@ def run_adaptive(truth, seed, *, sharpness=1.0, batch_share=0.5, jitter=1.0):
             seed=seed * 1000 + step,
             sharpness=sharpness,
             jitter=jitter,
+            allocation=allocation,
         )
         if batch.shape[0] == 0:
             break
@@ -209,8 +215,8 @@ def spent_to_reach(curve: list[dict], goal: float) -> float | None:
 def print_table(results: dict) -> list[str]:
     lines = [
         "| items | utilities | strategy | judgments (app./item) | Spearman | top-10% precision"
-        " | split-half (S-B) | 95% coverage | mean width |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+        " | split-half (S-B) | model split-half (S-B) | Spearman^2 | 95% coverage | mean width |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (n, distribution), by_strategy in results.items():
         for strategy, curve in by_strategy.items():
@@ -222,7 +228,8 @@ def print_table(results: dict) -> list[str]:
                 lines.append(
                     f"| {n:,} | {distribution} | {strategy} | {row['spent']:.1f}"
                     f" | {row['spearman']:.4f} | {row['top10']:.3f} | {row['split_half']:.3f}"
-                    f" | {row['coverage']:.3f} | {row['width']:.2f} |"
+                    f" | {row.get('model_split_half', float('nan')):.3f}"
+                    f" | {row['spearman'] ** 2:.3f} | {row['coverage']:.3f} | {row['width']:.2f} |"
                 )
     return lines
 
@@ -326,6 +333,10 @@ def main(argv=None) -> None:
     parser.add_argument("--sharpness", type=float, default=1.0)
     parser.add_argument("--batch-share", type=float, default=0.5)
     parser.add_argument("--jitter", type=float, default=1.0)
+    parser.add_argument(
+        "--allocation", choices=("uncertainty", "density"), default="uncertainty",
+        help="how adaptive batches draw items (bws.core.adaptive.adaptive_batch)",
+    )  # fmt: skip
     parser.add_argument("--max-appearances", type=int, default=MAX_APPEARANCES)
     parser.add_argument("--curves", action="store_true", help="print every checkpoint")
     parser.add_argument("--save", type=Path, help="also write the curves to this JSON file")
@@ -344,6 +355,7 @@ def main(argv=None) -> None:
         saved = json.loads(path.read_text())
         for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share"):
             setattr(args, key, saved[key])
+        args.allocation = saved.get("allocation", "uncertainty")
         MAX_APPEARANCES = saved.get("max_appearances", MAX_APPEARANCES)
         for entry in saved["results"]:
             results[(entry["items"], entry["distribution"])] = entry["curves"]
@@ -362,6 +374,7 @@ def main(argv=None) -> None:
                                 sharpness=args.sharpness,
                                 batch_share=args.batch_share,
                                 jitter=args.jitter,
+                                allocation=args.allocation,
                             )
                         )
                     else:
@@ -379,7 +392,7 @@ def main(argv=None) -> None:
         ]
         saved = {
             key: getattr(args, key)
-            for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share")
+            for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share", "allocation")
         }
         saved["max_appearances"] = MAX_APPEARANCES
         saved["results"] = entries
@@ -388,7 +401,7 @@ def main(argv=None) -> None:
     print(f"mean over {args.seeds} seed(s); adaptive batches of {args.batch_share} app./item,")
     print(
         f"at most {MAX_APPEARANCES} appearances per item, sharpness {args.sharpness},"
-        f" jitter {args.jitter}.\n"
+        f" jitter {args.jitter}, allocation by {args.allocation}.\n"
     )
     print("\n".join(print_table(results)))
     if set(STRATEGIES) <= set(args.strategies):

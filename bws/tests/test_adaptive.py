@@ -15,6 +15,7 @@ from bws.core.adaptive import (
     batch_problems,
     iterative_round,
     rank_uncertainty,
+    score_density,
     topped_up,
 )
 from bws.core.design import balanced_tuples
@@ -219,6 +220,26 @@ def test_draws_favour_items_whose_rank_is_uncertain():
     # and each tuple holds items of similar standing
     spread = np.ptp(u[batch], axis=1)
     assert np.median(spread) < np.median(np.ptp(u[history[:40]], axis=1))
+
+
+def test_density_allocation_favours_items_where_scores_are_dense():
+    n = 400
+    history = balanced_tuples(n, 4, 4, seed=0)
+    state = DesignState.from_tuples(history, n)
+    u = np.concatenate([np.linspace(-0.1, 0.1, 200), np.linspace(2.0, 200.0, 200)])
+    density = score_density(u)
+    # away from where the two runs meet (the neighbourhoods reach across it)
+    assert density[:180].min() > 10 * density[220:].max()
+    batch = adaptive_batch(
+        u, np.full(n, 0.5), state, batch_tuples=40, max_appearances=10, seed=0,
+        allocation="density",
+    )  # fmt: skip
+    assert batch_problems(batch, state, max_appearances=10) == []
+    assert np.isin(batch, np.arange(200)).mean() > 0.9
+    with pytest.raises(ValueError):
+        adaptive_batch(
+            u, np.ones(n), state, batch_tuples=4, max_appearances=10, seed=0, allocation="x"
+        )
 
 
 def test_rank_uncertainty_is_the_expected_number_of_swaps():
