@@ -494,6 +494,11 @@ def fit_model(
 # Armijo's sufficient decrease for the line search, and its shortest step.
 ARMIJO = 1e-4
 SHORTEST_STEP = 1e-10
+# Conjugate gradients solve a Newton step to RTOL (relative residual), or to ROUGH_RTOL
+# while the fit is more than ROUGH_STEP from the optimum.
+RTOL = 1e-3
+ROUGH_RTOL = 0.1
+ROUGH_STEP = 0.01
 
 
 def _newton(model, u: np.ndarray, alpha: float, weights, tolerance: float, max_iter: int):
@@ -506,10 +511,18 @@ def _newton(model, u: np.ndarray, alpha: float, weights, tolerance: float, max_i
     ends where no step helps; the step at the last point says how far off it is.
     """
     value, grad = penalised_objective(u, model, alpha, weights)
-    iterations = 0
+    iterations, step = 0, float("inf")
     while True:
-        direction = newton_direction(model, u, alpha, weights, grad=grad)
+        # Far from the optimum (the last step above ROUGH_STEP) a step solved to 10% does
+        # as well; the step that ends the fit is always solved to 0.1%.
+        rough = step > ROUGH_STEP
+        direction = newton_direction(
+            model, u, alpha, weights, grad=grad, rtol=ROUGH_RTOL if rough else RTOL
+        )
         step = _largest(direction)
+        if rough and step <= max(ROUGH_STEP, tolerance):
+            direction = newton_direction(model, u, alpha, weights, grad=grad, start=direction)
+            step = _largest(direction)
         if step <= tolerance or iterations >= max_iter or direction is None:
             return u, step, iterations
         slope = float(grad @ direction)
@@ -554,19 +567,21 @@ def newton_direction(
     weights: np.ndarray | None = None,
     *,
     grad: np.ndarray | None = None,
+    rtol: float = RTOL,
+    start: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The Newton step H^-1 g at u (None when u or its gradient is not finite).
 
     The gradient at a fit's solution is exact to rounding even where the objective can no
     longer tell two points apart, so it says whether the fit converged. ``grad``: the
-    penalised gradient at u when the caller has it.
+    penalised gradient at u when the caller has it; ``start``: a first guess at the step.
 
     The likelihood does not change when every utility moves by the same amount, so the
     constant vector is an eigenvector of H with eigenvalue 2 alpha (the penalty's alone)
     and H keeps centred vectors centred. The step's mean is therefore mean(g) / (2 alpha)
     exactly, and its centred part is solved among centred vectors by conjugate gradients
-    preconditioned by the Hessian's diagonal (centred), to 0.1%: a weak penalty's small
-    eigenvalue no longer slows the solve.
+    preconditioned by the Hessian's diagonal (centred), to ``rtol`` (0.1%): a weak
+    penalty's small eigenvalue no longer slows the solve.
     """
     if not np.all(np.isfinite(u)):
         return None
@@ -590,7 +605,8 @@ def newton_direction(
         n = u.shape[0]
         hessian = LinearOperator((n, n), matvec=lambda v: product(u, v), dtype=float)
         preconditioner = LinearOperator((n, n), matvec=precondition, dtype=float)
-        direction, _ = cg(hessian, centred, rtol=1e-3, maxiter=max(100, n), M=preconditioner)
+        guess = None if start is None else start - start.mean()
+        direction, _ = cg(hessian, centred, guess, rtol=rtol, maxiter=max(100, n), M=preconditioner)
     direction += mean / (2.0 * alpha)
     return direction if np.all(np.isfinite(direction)) else None
 
