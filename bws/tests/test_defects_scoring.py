@@ -31,14 +31,15 @@ def simulated(n_items, per_tuple, appearances, size, seed):
     )
 
 
-def optimum(method, judgments, start):
-    """The penalised optimum to rounding: Newton-CG restarted at ``start`` with xtol 1e-14."""
+def optimum(method, judgments, start, alpha=scoring.DEFAULT_ALPHA):
+    """The penalised optimum to rounding: scipy's Newton-CG restarted at ``start`` with
+    xtol 1e-14."""
     model = scoring.model_for(method, judgments)
-    product = scoring._HessianProduct(model, scoring.DEFAULT_ALPHA, None)
+    product = scoring._HessianProduct(model, alpha, None)
     result = minimize(
         scoring.penalised_objective,
         start,
-        args=(model, scoring.DEFAULT_ALPHA, None),
+        args=(model, alpha, None),
         jac=True,
         hessp=product,
         method="Newton-CG",
@@ -69,12 +70,15 @@ def test_an_unfinished_fit_is_not_converged(method):
     assert fitted.step > 1e-2
 
 
-def test_every_item_of_a_large_fit_is_within_the_tolerance():
-    # scipy's xtol bounds the mean change: one of 2,000 items used to stop 4e-5 away.
+@pytest.mark.parametrize("method", ["bradley_terry", "plackett_luce"])
+@pytest.mark.parametrize("alpha", [scoring.DEFAULT_ALPHA, 0.5])
+def test_every_item_of_a_large_fit_is_within_the_tolerance(method, alpha):
+    # scipy's xtol bounded the mean change: one of 2,000 items used to stop 4e-5 away.
     judgments = simulated(2000, per_tuple=2, appearances=10, size=4, seed=0)
-    fitted = scoring.fit("bradley_terry", judgments)
+    fitted = scoring.fit(method, judgments, alpha=alpha)
     assert fitted.converged
-    error = np.abs(fitted.scores - optimum("bradley_terry", judgments, fitted.scores)).max()
+    assert fitted.step <= scoring.DEFAULT_TOLERANCE
+    error = np.abs(fitted.scores - optimum(method, judgments, fitted.scores, alpha)).max()
     assert error <= scoring.CONVERGENCE_FACTOR * scoring.DEFAULT_TOLERANCE
 
 
