@@ -9,15 +9,16 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from . import events
-from .models import Annotation, Assignment, Project, Submission, Unit
+from . import events, hot_sql
+from .models import Annotation, Assignment, Instance, Project, Submission, Unit
 from .queue import QueuePolicy, person_cap
 from .validation import (
     MAX_MILLISECONDS,
@@ -153,56 +154,42 @@ def _replay(project, previous: Submission, user, unit_id, answers) -> SubmitResu
 
 @transaction.atomic
 def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -> SubmitResult:
-    if client_id is not None:
-        previous = (
-            Submission.objects.filter(annotator=user, client_id=client_id)
-            .select_related("unit__instance")
-            .first()
-        )
-        if previous is not None:
-            return _replay(project, previous, user, unit_id, answers)
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("unit__instance")
-        .filter(project=project, unit_id=unit_id, annotator=user)
-        .first()
-    )
-    if assignment is None:
-        if not Unit.objects.filter(project=project, pk=unit_id).exists():
-            raise AnswerError({"unit": f"no unit {unit_id} in this project"})
-        raise SubmitRefused(NOT_RESERVED)
-    unit = assignment.unit
     now = timezone.now()
-    reserved = assignment.status == Assignment.Status.RESERVED
-    if reserved and (assignment.leased_until is None or assignment.leased_until <= now):
-        raise SubmitRefused(NOT_RESERVED)
-    cleaned = validate_answers(project.schemes, answers, unit_context(unit), limits=answer_limits())
+    assignment = _held_assignment(project, user, unit_id)
+    try:
+        if assignment is None:
+            if not Unit.objects.filter(project=project, pk=unit_id).exists():
+                raise AnswerError({"unit": f"no unit {unit_id} in this project"})
+            raise SubmitRefused(NOT_RESERVED)
+        unit = assignment.unit
+        reserved = assignment.status == Assignment.Status.RESERVED
+        if reserved and (assignment.leased_until is None or assignment.leased_until <= now):
+            raise SubmitRefused(NOT_RESERVED)
+        cleaned = validate_answers(
+            project.schemes, answers, unit_context(unit), limits=answer_limits()
+        )
+        if reserved:
+            _check_person_cap(project, user)
+    except (AnswerError, SubmitRefused):
+        # A client id seen before is answered as a retry, whatever this copy says.
+        previous = _previous_submission(user, client_id)
+        if previous is None:
+            raise
+        return _replay(project, previous, user, unit_id, answers)
+    # The client id is claimed before anything is written: taken already, this is a
+    # retry (or a reuse), answered from what is stored under it.
+    if client_id is not None and not _claim_client_id(user, client_id, unit, now):
+        previous = _previous_submission(user, client_id)
+        return _replay(project, previous, user, unit_id, answers)
     if reserved:
-        _check_person_cap(project, user)
-        assignment.status = Assignment.Status.COMPLETED
-        assignment.completed_at = now
-        assignment.leased_until = None
-        assignment.save(update_fields=["status", "completed_at", "leased_until"])
-        Unit.objects.filter(pk=unit.pk).update(completed=F("completed") + 1)
+        _complete(assignment, now)
     rows = _answer_rows(project, unit, user, cleaned, time_taken_ms=time_taken_ms)
     # One statement for every scheme: insert, or change an earlier answer in place (which
     # is answered now, whatever an import said of the earlier one).
-    Annotation.objects.bulk_create(
-        rows,
-        update_conflicts=True,
-        unique_fields=["unit", "annotator", "scheme"],
-        update_fields=[
-            "value",
-            "best_index",
-            "worst_index",
-            "time_taken_ms",
-            "updated_at",
-            "answered_at",
-        ],
-    )
+    _upsert_answers(rows, now)
     if reserved and all(row.pk is not None for row in rows):
         # A first answer (an earlier one would have completed the assignment): the rows
-        # inserted, their ids set by the insert, are what is stored; no read back.
+        # inserted, their ids returned by the insert, are what is stored; no read back.
         stored = sorted(rows, key=lambda row: row.scheme)
     else:
         stored = list(
@@ -210,12 +197,164 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
             .select_related("annotator", "unit")
             .order_by("scheme")
         )
-    if client_id is not None:
-        Submission.objects.create(annotator=user, client_id=client_id, unit=unit)
     events.announce_answers(
         project_id=project.pk, schemes=list(cleaned), count=len(rows), source=source
     )
     return SubmitResult(unit, stored, replayed=False)
+
+
+def _previous_submission(user, client_id) -> Submission | None:
+    if client_id is None:
+        return None
+    return (
+        Submission.objects.filter(annotator=user, client_id=client_id)
+        .select_related("unit__instance")
+        .first()
+    )
+
+
+# The statements of a first answer are the ORM's (the same on every request), written
+# out once (projects.hot_sql): building them through the ORM cost more CPU than running
+# them.
+
+
+@cache
+def _held_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"SELECT {hot_sql.columns(Assignment, 'a')}, {hot_sql.columns(Unit, 'u')}, "
+        f"{hot_sql.columns(Instance, 'i')} FROM {q(Assignment._meta.db_table)} a "
+        f"INNER JOIN {q(Unit._meta.db_table)} u ON u.{q('id')} = a.{q('unit_id')} "
+        f"LEFT OUTER JOIN {q(Instance._meta.db_table)} i ON i.{q('id')} = u.{q('instance_id')} "
+        f"WHERE a.{q('project_id')} = %s AND a.{q('unit_id')} = %s "
+        f"AND a.{q('annotator_id')} = %s LIMIT 1" + hot_sql.for_update("a")
+    )
+
+
+def _held_assignment(project: Project, user, unit_id) -> Assignment | None:
+    """The person's assignment of this unit in the project, locked, with its unit and the
+    unit's instance; None if they were never handed it."""
+    params = [project.pk, hot_sql.value(Assignment, "unit", unit_id), user.pk]
+    with connection.cursor() as cursor:
+        cursor.execute(_held_sql(connection.vendor), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    a, u = hot_sql.width(Assignment), hot_sql.width(Unit)
+    assignment = hot_sql.load(Assignment, row[:a])
+    assignment.unit = hot_sql.load(Unit, row[a : a + u])
+    assignment.unit.instance = hot_sql.load(Instance, row[a + u :])
+    return assignment
+
+
+@cache
+def _claim_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"INSERT INTO {q(Submission._meta.db_table)} "
+        f"({q('annotator_id')}, {q('client_id')}, {q('unit_id')}, {q('created_at')}) "
+        f"VALUES (%s, %s, %s, %s) ON CONFLICT ({q('annotator_id')}, {q('client_id')}) DO NOTHING"
+    )
+
+
+def _claim_client_id(user, client_id: uuid.UUID, unit: Unit, now) -> bool:
+    """Store the client id of this submission; False when the person used it before (the
+    unique constraint on annotator and client id; a copy racing in another transaction
+    waits for it to end, then finds the id taken)."""
+    params = [
+        user.pk,
+        hot_sql.value(Submission, "client_id", client_id),
+        unit.pk,
+        hot_sql.value(Submission, "created_at", now),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_claim_sql(connection.vendor), params)
+        return cursor.rowcount == 1
+
+
+@cache
+def _complete_sql(vendor: str) -> tuple[str, str]:
+    q = hot_sql.quote
+    assignment = (
+        f"UPDATE {q(Assignment._meta.db_table)} SET {q('status')} = %s, "
+        f"{q('completed_at')} = %s, {q('leased_until')} = NULL WHERE {q('id')} = %s"
+    )
+    unit = (
+        f"UPDATE {q(Unit._meta.db_table)} SET {q('completed')} = {q('completed')} + 1 "
+        f"WHERE {q('id')} = %s"
+    )
+    return assignment, unit
+
+
+def _complete(assignment: Assignment, now) -> None:
+    """The assignment completed now (its lease ended), and counted in its unit."""
+    assignment.status = Assignment.Status.COMPLETED
+    assignment.completed_at = now
+    assignment.leased_until = None
+    update_assignment, update_unit = _complete_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            update_assignment,
+            [
+                assignment.status.value,
+                hot_sql.value(Assignment, "completed_at", now),
+                assignment.pk,
+            ],
+        )
+        cursor.execute(update_unit, [assignment.unit_id])
+
+
+ANSWER_COLUMNS = (
+    "project_id",
+    "unit_id",
+    "annotator_id",
+    "scheme",
+    "value",
+    "best_index",
+    "worst_index",
+    "time_taken_ms",
+    "created_at",
+    "updated_at",
+    "answered_at",
+)
+ANSWER_CHANGES = (
+    "value",
+    "best_index",
+    "worst_index",
+    "time_taken_ms",
+    "updated_at",
+    "answered_at",
+)
+
+
+@cache
+def _upsert_sql(vendor: str, n_rows: int, returning: bool) -> str:
+    q = hot_sql.quote
+    row = f"({', '.join(['%s'] * len(ANSWER_COLUMNS))})"
+    return (
+        f"INSERT INTO {q(Annotation._meta.db_table)} "
+        f"({', '.join(q(c) for c in ANSWER_COLUMNS)}) VALUES {', '.join([row] * n_rows)} "
+        f"ON CONFLICT ({q('unit_id')}, {q('annotator_id')}, {q('scheme')}) DO UPDATE SET "
+        + ", ".join(f"{q(c)} = EXCLUDED.{q(c)}" for c in ANSWER_CHANGES)
+        + (f" RETURNING {q('id')}, {q('scheme')}" if returning else "")
+    )
+
+
+def _upsert_answers(rows: list[Annotation], now) -> None:
+    """Insert the answers, or change the person's earlier answers to the same schemes in
+    place; the rows get their ids where the database returns them."""
+    returning = connection.features.can_return_rows_from_bulk_insert
+    params = []
+    for row in rows:
+        row.created_at = row.updated_at = now
+        for column in ANSWER_COLUMNS:
+            params.append(hot_sql.value(Annotation, column, getattr(row, column)))
+    with connection.cursor() as cursor:
+        cursor.execute(_upsert_sql(connection.vendor, len(rows), returning), params)
+        ids = dict((scheme, pk) for pk, scheme in cursor.fetchall()) if returning else {}
+    for row in rows:
+        row.pk = ids.get(row.scheme)
+        row._state.adding, row._state.db = row.pk is None, connection.alias
 
 
 def _check_person_cap(project: Project, user) -> None:
