@@ -47,8 +47,9 @@ PARTICIPANTS = """participants:
 """
 # Before the cuts of issue 14: API next 12, submit 13; a participant's unit page 19, answer
 # 21, and two redirects (the queue page, then the flow) of 18 together.
-# API: 10, 11 until access (project, membership, lab admin) became one statement.
-API_NEXT, API_SUBMIT = 9, 10
+# API: 10, 11 until access (project, membership, lab admin) became one statement and an
+# answer claimed its client id by an insert instead of reading earlier submissions first.
+API_NEXT, API_SUBMIT = 9, 9
 # Participant: unit page 16, answer 18, flow 12 until the middleware read the membership
 # with the participant (the page's access), the page read the unit with its assignment and
 # the answer in hand once, and the answer took the next unit itself (no flow request).
