@@ -50,7 +50,7 @@ from bws.core.adaptive import DesignState, adaptive_batch, iterative_round  # no
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
-from bws.core.model_reliability import model_split_half  # noqa: E402
+from bws.core.model_reliability import model_split_half, posterior_reliability  # noqa: E402
 from bws.core.reliability import split_half  # noqa: E402
 from bws.core.scoring import sample_maxdiff  # noqa: E402
 
@@ -119,6 +119,7 @@ def measure(study: Study) -> tuple[dict, np.ndarray, np.ndarray]:
         "top10": len(set(np.argsort(-estimate)[:top]) & set(np.argsort(-truth)[:top])) / top,
         "split_half": reliability.spearman_brown or float("nan"),
         "model_split_half": model.spearman_brown or float("nan"),
+        "posterior_reliability": posterior_reliability(estimate, intervals.std) or float("nan"),
         "coverage": float(np.nanmean(inside)),
         "width": float(np.nanmean(intervals.high - intervals.low)),
     }
@@ -215,8 +216,9 @@ def spent_to_reach(curve: list[dict], goal: float) -> float | None:
 def print_table(results: dict) -> list[str]:
     lines = [
         "| items | utilities | strategy | judgments (app./item) | Spearman | top-10% precision"
-        " | split-half (S-B) | model split-half (S-B) | Spearman^2 | 95% coverage | mean width |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | split-half (S-B) | model split-half (S-B) | posterior reliability | Spearman^2"
+        " | 95% coverage | mean width |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (n, distribution), by_strategy in results.items():
         for strategy, curve in by_strategy.items():
@@ -229,6 +231,7 @@ def print_table(results: dict) -> list[str]:
                     f"| {n:,} | {distribution} | {strategy} | {row['spent']:.1f}"
                     f" | {row['spearman']:.4f} | {row['top10']:.3f} | {row['split_half']:.3f}"
                     f" | {row.get('model_split_half', float('nan')):.3f}"
+                    f" | {row.get('posterior_reliability', float('nan')):.3f}"
                     f" | {row['spearman'] ** 2:.3f} | {row['coverage']:.3f} | {row['width']:.2f} |"
                 )
     return lines

@@ -170,9 +170,11 @@ def with_model_reliability(stats: str, model: dict | None) -> str:
     brown = model["spearman_brown"]
     brown = model["spearman_brown_reason"] if brown is None else f"{brown:.2f}"
     line = (
-        f"Model Split-Half Reliability ({model['method_name']} fit of each half; the one "
-        f"to read for an adaptive design): r = {model['mean']:.2f} (Spearman-Brown {brown}; sd "
-        f"{model['std']:.2f} over {model['trials']} splits)"
+        f"Model Split-Half Reliability ({model['method_name']} fit of each half): r = "
+        f"{model['mean']:.2f} (Spearman-Brown {brown}; sd {model['std']:.2f} over "
+        f"{model['trials']} splits)\n  An adaptive design: the counting split-half reads low, "
+        "this one high; in simulations the true reliability lay between (from 4 "
+        "appearances per item on)."
     )
     lines = stats.split("\n")
     at = next((k for k, text in enumerate(lines) if text.startswith("Split-Half")), None)

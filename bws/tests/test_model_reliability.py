@@ -1,5 +1,7 @@
-"""The model split-half reads adaptive designs as the truth does; the counting split-half
-does not (benchmarks/RESULTS.md, "Adaptive designs")."""
+"""The model split-half reads adaptive designs closer to the truth than the counting
+split-half for normal utilities; the truth lies between the two (benchmarks/RESULTS.md,
+"Adaptive designs": for heavy-tailed utilities the model one reads 0.15-0.19 high, further
+off than the counting one)."""
 
 import functools
 
@@ -72,6 +74,9 @@ def test_the_model_split_half_tracks_the_truth_better_under_an_adaptive_design()
     late = spent >= 5
     assert model_error[late].mean() < 0.5 * counting_error[late].mean()
     assert model_error.max() < 0.15
+    # from 4 appearances on, the truth lies between the counting and the model figures
+    settled = spent >= 4
+    assert (counting[settled] < truth[settled]).all() and (truth[settled] < model[settled]).all()
     # and it rises as the truth does, checkpoint after checkpoint
     for study in (_adaptive_study(0), _adaptive_study(1)):
         assert spearmanr(study[:, 3], study[:, 1])[0] > 0.9
