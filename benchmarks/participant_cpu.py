@@ -64,6 +64,7 @@ def parse_args():
     parser.add_argument("--db", default="helper_launch")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--profile", type=int, default=0, help="cProfile's top N functions")
+    parser.add_argument("--callees", default="", help="with --profile: what these functions call")
     parser.add_argument("--show-statements", action="store_true")
     return parser.parse_args()
 
@@ -308,7 +309,10 @@ def main() -> None:
         import pstats
 
         profiler.disable()
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
+        stats = pstats.Stats(profiler).sort_stats("cumulative")
+        stats.print_stats(args.profile)
+        if args.callees:
+            stats.print_callees(args.callees)
     measured = dict(kinds)
     cpu_by_kind = dict(CPU_BY_KIND)
 

@@ -20,16 +20,16 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db import IntegrityError, connection, transaction
 from django.http import Http404, HttpResponseNotFound, HttpResponseRedirect
 from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
 
-from . import participant_flow
+from . import hot_sql, participant_flow, unit_page
 from .configuration.normal import ParticipantSettings
 from .configuration.vocabulary import DEFAULT_PARTICIPANT_ID_PARAM
 from .instructions import show_first
@@ -187,12 +187,14 @@ def quota(participant: Participant) -> int | None:
 
 
 def answered(participant: Participant) -> int:
-    """Units this participant answered, the training's gold units not counted."""
+    """Units this participant answered, the training's gold units not counted (a project
+    with no gold block has none: then the plain count, asked on every answer)."""
+    project = participant.project
+    if project.settings.gold is None:
+        return unit_page.completed_count(project, participant.user)
     return (
         Assignment.objects.filter(
-            project=participant.project,
-            annotator=participant.user,
-            status=Assignment.Status.COMPLETED,
+            project=project, annotator=participant.user, status=Assignment.Status.COMPLETED
         )
         .exclude(unit__is_gold=True, unit__gold__training=True)
         .count()
@@ -323,19 +325,10 @@ class ParticipantScope:
         key = request.session.get(SESSION_KEY)
         if key is None or not request.user.is_authenticated:
             return self.get_response(request)
-        # With it, in the same statement: whether they still belong to the project (the
-        # flow and the unit pages ask; projects.views reads it as the project's access).
-        member = Membership.objects.filter(project=OuterRef("project_id"), user=request.user)
-        participant = (
-            Participant.objects.select_related("project")
-            .annotate(is_member=Exists(member))
-            .filter(pk=key, user=request.user)
-            .first()
-        )
+        participant = _session_participant(key, request.user)
         if participant is None:  # a participant removed since: the session ends
             request.session.flush()
             return HttpResponseRedirect(reverse("login"))
-        participant.user = request.user  # the user just loaded, not loaded again
         request.participant = participant
         # The quota's check (projects.queue.person_cap) reads this instead of asking again.
         request.user.participant_project_id = participant.project_id
@@ -356,3 +349,37 @@ class ParticipantScope:
         if match.url_name in _ANY_PAGES:
             return True
         return match.url_name in _OWN_PAGES and match.kwargs.get("slug") == participant.project.slug
+
+
+# Read on every request of a participant, so written out once (projects.hot_sql) rather
+# than built by the ORM each time; projects/tests/test_unit_page.py compares it with the ORM.
+@cache
+def _participant_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"SELECT {hot_sql.columns(Participant, 'pa')}, {hot_sql.columns(Project, 'p')}, "
+        f"EXISTS(SELECT 1 FROM {q(Membership._meta.db_table)} m "
+        f"WHERE m.{q('project_id')} = p.{q('id')} AND m.{q('user_id')} = pa.{q('user_id')}) "
+        f"FROM {q(Participant._meta.db_table)} pa "
+        f"INNER JOIN {q(Project._meta.db_table)} p ON p.{q('id')} = pa.{q('project_id')} "
+        f"WHERE pa.{q('id')} = %s AND pa.{q('user_id')} = %s"
+    )
+
+
+def _session_participant(key, user) -> Participant | None:
+    """The session's participant if they are this user, with their project and, in the same
+    statement, whether they still belong to it (``is_member``: the flow and the unit pages
+    ask; projects.views reads it as the project's access)."""
+    if not isinstance(key, int):
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_participant_sql(connection.vendor), [key, user.pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n = hot_sql.width(Participant)
+    participant = hot_sql.load(Participant, row[:n])
+    participant.project = hot_sql.load(Project, row[n:-1])
+    participant.user = user  # the user the request loaded, not loaded again
+    participant.is_member = bool(row[-1])
+    return participant

@@ -321,16 +321,20 @@ def my_answers(project: Project, user, unit: Unit) -> dict:
     )
 
 
-def my_progress(project: Project, user, *, units: int | None = None) -> Progress:
+def my_progress(
+    project: Project, user, *, units: int | None = None, done: int | None = None
+) -> Progress:
     """Units this annotator completed, out of what the queue can still give them (``units``:
-    the project's unit count when the caller has it already)."""
-    done = (
-        Assignment.objects.filter(
-            project=project, annotator=user, status=Assignment.Status.COMPLETED
+    the project's unit count, ``done``: the units they completed, the training's not
+    counted, when the caller has them already)."""
+    if done is None:
+        done = (
+            Assignment.objects.filter(
+                project=project, annotator=user, status=Assignment.Status.COMPLETED
+            )
+            .exclude(unit__is_gold=True, unit__gold__training=True)
+            .count()
         )
-        .exclude(unit__is_gold=True, unit__gold__training=True)
-        .count()
-    )
     cap = person_cap(project, user, with_training=False)  # a participant's quota included
     # Units numbered on the page: gold tuples borrow their numbers (projects.gold).
     if units is None:

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from . import gold, selectors, services
+from . import gold, selectors, services, unit_page
 from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import EXPORT_TYPES, export_file
 from .answer_forms import answers_from_post, time_taken_from_post
@@ -341,8 +341,13 @@ def _render_unit(
     if held is None:
         held = Assignment.objects.filter(unit=unit, annotator=request.user).first()
     answered = held if held is not None and held.status == Assignment.Status.COMPLETED else None
-    previous = selectors.previous_answer(project, request.user, unit, current=answered)
-    unit_count = Unit.objects.filter(project=project, shown_number__isnull=True).count()
+    here = unit_page.standing(project, request.user)
+    previous_unit_id = here.latest_unit_id  # for a unit not answered yet, the latest answer
+    if answered is not None:
+        previous = selectors.previous_answer(project, request.user, unit, current=answered)
+        previous_unit_id = previous.unit_id if previous is not None else None
+    # The training's gold units are not counted as answered; without gold there are none.
+    done = here.completed if project.settings.gold is None else None
     return render(
         request,
         "projects/annotate.html",
@@ -354,10 +359,10 @@ def _render_unit(
             "blocks": blocks,
             "keyboard": any(block.get("keyboard") for block in blocks),
             "errors": errors or {},
-            "progress": selectors.my_progress(project, request.user, units=unit_count),
-            "previous": previous,
+            "progress": selectors.my_progress(project, request.user, units=here.units, done=done),
+            "previous_unit_id": previous_unit_id,
             "editing": answered is not None,
-            "unit_count": unit_count,
+            "unit_count": here.units,
             "client_id": uuid.uuid4(),
         },
         status=status,
@@ -405,11 +410,7 @@ def annotate(request, slug):
 def annotate_unit(request, slug, unit_id):
     project = _annotator_project_or_404(request, slug)
     # The unit with this user's assignment of it, in one statement: no assignment, not theirs.
-    held = (
-        Assignment.objects.select_related("unit__instance")
-        .filter(unit__project=project, unit_id=unit_id, annotator=request.user)
-        .first()
-    )
+    held = unit_page.held_unit(project, unit_id, request.user)
     if held is None:
         raise Http404("No such unit, or not yours to annotate.")
     unit = held.unit

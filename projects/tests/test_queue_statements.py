@@ -52,8 +52,10 @@ PARTICIPANTS = """participants:
 API_NEXT, API_SUBMIT = 9, 9
 # Participant: unit page 16, answer 18, flow 12 until the middleware read the membership
 # with the participant (the page's access), the page read the unit with its assignment and
-# the answer in hand once, and the answer took the next unit itself (no flow request).
-PAGE, ANSWER = 8, 21
+# the answer in hand once, and the answer took the next unit itself (no flow request); then
+# 8 and 21, until the page read the unit count, the answered count and the latest answer
+# in one statement.
+PAGE, ANSWER = 6, 20
 
 
 def make_project(tmp_path, block=""):

@@ -1,0 +1,132 @@
+"""The unit page's and the participant middleware's hand-written statements
+(projects/unit_page.py, projects.participants._session_participant) give what the ORM's
+queries give: the same rows, loaded into equal model instances, and the same counts."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from projects import selectors, unit_page
+from projects.answers import submit_answers
+from projects.models import Assignment, Membership, Participant, Unit
+from projects.participants import _session_participant
+from projects.queue import next_unit
+from projects.services import import_project
+
+from .factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+RECORDS = """task_name: Records
+data_files: [d.jsonl]
+annotation_schemes:
+  - {annotation_type: radio, name: q, description: Polite, labels: [yes_, no_]}
+"""
+TUPLES = """annotation_task_name: Tuples
+task_dir: "."
+data_files: [d.jsonl]
+item_properties: {id_key: id, text_key: text}
+bws_config: {tuple_size: 4, min_item_appearances: 2, seed: 1}
+annotation_schemes:
+  - {annotation_type: bws, name: quality, description: Best and worst, tuple_size: 4}
+num_annotators_per_item: 2
+"""
+
+
+def make(tmp_path, config: str, slug: str, n: int = 12):
+    folder = tmp_path / slug
+    folder.mkdir()
+    (folder / "d.jsonl").write_text(
+        "".join(f'{{"id": "{slug}{k}", "text": "Text {k}"}}\n' for k in range(n))
+    )
+    (folder / "c.yaml").write_text(config)
+    return import_project(config_path=folder / "c.yaml", slug=slug).project
+
+
+def same_fields(a, b) -> None:
+    assert type(a) is type(b)
+    for field in type(a)._meta.concrete_fields:
+        assert getattr(a, field.attname) == getattr(b, field.attname), field.name
+
+
+def answer(project, user, unit) -> None:
+    if unit.item_ids:
+        answers = {"quality": {"best": unit.item_ids[0], "worst": unit.item_ids[1]}}
+    else:
+        answers = {"q": "yes_"}
+    submit_answers(project=project, user=user, unit_id=unit.pk, answers=answers)
+
+
+@pytest.mark.parametrize("config", [RECORDS, TUPLES], ids=["records", "tuples"])
+def test_the_unit_with_its_assignment_and_the_standing_are_those_of_the_orm(tmp_path, config):
+    project = make(tmp_path, config, "pa")
+    other = make(tmp_path, config, "pb")
+    user, someone = UserFactory(), UserFactory()
+    for p in (project, other):
+        for u in (user, someone):
+            Membership.objects.create(user=u, project=p, role=Membership.Role.ANNOTATOR)
+    # whole records are units with an instance; best-worst tuples have none
+    with_instance = Unit.objects.filter(project=project, instance__isnull=False).exists()
+    assert with_instance == (config is RECORDS)
+    empty = unit_page.standing(project, user)
+    assert (empty.completed, empty.latest_unit_id) == (0, None)
+    for _ in range(3):  # two answered, one in hand
+        unit = next_unit(project=project, user=user)
+        if Assignment.objects.filter(annotator=user, status="completed").count() < 2:
+            answer(project, user, unit)
+    answer(project, someone, next_unit(project=project, user=someone))
+    # Answers stored at the same time are ordered by their rows, the latest first.
+    Assignment.objects.filter(annotator=user, status="completed").update(
+        completed_at=timezone.now()
+    )
+    held_ids = set(Assignment.objects.filter(annotator=user).values_list("unit_id", flat=True))
+    for unit in Unit.objects.filter(project__in=[project, other]):
+        with CaptureQueriesContext(connection) as asked:
+            got = unit_page.held_unit(project, unit.pk, user)
+        assert len(asked) == 1
+        orm = (
+            Assignment.objects.select_related("unit__instance")
+            .filter(unit__project=project, unit_id=unit.pk, annotator=user)
+            .first()
+        )
+        assert (got is None) == (orm is None) == (unit.pk not in held_ids)
+        if got is not None:
+            same_fields(got, orm)
+            same_fields(got.unit, orm.unit)
+            assert (got.unit.instance is None) == (orm.unit.instance is None)
+            if orm.unit.instance is not None:
+                same_fields(got.unit.instance, orm.unit.instance)
+    with CaptureQueriesContext(connection) as asked:
+        standing = unit_page.standing(project, user)
+    assert len(asked) == 1
+    assert standing.units == Unit.objects.filter(project=project, shown_number__isnull=True).count()
+    completed = selectors.my_completed_units(project, user)
+    assert standing.completed == completed.count() == 2
+    assert standing.latest_unit_id == completed.first().unit_id
+    in_hand = Assignment.objects.get(annotator=user, project=project, status="reserved").unit
+    assert selectors.previous_answer(project, user, in_hand).unit_id == standing.latest_unit_id
+    assert unit_page.completed_count(project, user) == 2
+    assert unit_page.completed_count(other, user) == 0
+    assert unit_page.completed_count(project, someone) == 1
+
+
+def test_the_session_participant_is_that_of_the_orm_with_their_membership(tmp_path):
+    project = make(tmp_path, RECORDS, "pc")
+    user, other = UserFactory(), UserFactory()
+    participant = Participant.objects.create(
+        project=project, user=user, external_id="x1", params={"STUDY_ID": "s"}
+    )
+    Membership.objects.create(user=user, project=project, role=Membership.Role.ANNOTATOR)
+    with CaptureQueriesContext(connection) as asked:
+        got = _session_participant(participant.pk, user)
+    assert len(asked) == 1
+    orm = Participant.objects.select_related("project").get(pk=participant.pk)
+    same_fields(got, orm)
+    same_fields(got.project, orm.project)
+    assert got.user is user and got.is_member is True
+    assert _session_participant(participant.pk, other) is None  # not this user's
+    assert _session_participant(participant.pk + 1, user) is None
+    assert _session_participant("1", user) is None  # not a key the entry link stores
+    Membership.objects.filter(user=user).delete()  # removed by the managers
+    assert _session_participant(participant.pk, user).is_member is False

@@ -1,0 +1,98 @@
+"""What a unit page reads besides the unit's content, in few statements: the unit with the
+reader's assignment of it, and where the reader stands in the project (units, answered,
+their latest answer). A participant opens one such page per unit, so these are written out
+once (projects.hot_sql) rather than built by the ORM on every request; the results are
+those of the ORM's queries (projects/tests/test_unit_page.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from django.db import connection
+
+from . import hot_sql
+from .models import Assignment, Instance, Project, Unit
+
+
+@cache
+def _held_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"SELECT {hot_sql.columns(Assignment, 'a')}, {hot_sql.columns(Unit, 'u')}, "
+        f"{hot_sql.columns(Instance, 'i')} "
+        f"FROM {q(Assignment._meta.db_table)} a "
+        f"INNER JOIN {q(Unit._meta.db_table)} u ON u.{q('id')} = a.{q('unit_id')} "
+        f"LEFT OUTER JOIN {q(Instance._meta.db_table)} i ON i.{q('id')} = u.{q('instance_id')} "
+        f"WHERE u.{q('project_id')} = %s AND a.{q('unit_id')} = %s "
+        f"AND a.{q('annotator_id')} = %s"
+    )
+
+
+def held_unit(project: Project, unit_id: int, user) -> Assignment | None:
+    """This person's assignment of the project's unit, with the unit and its instance
+    loaded; None when the project has no such unit or it is not theirs."""
+    with connection.cursor() as cursor:
+        cursor.execute(_held_sql(connection.vendor), [project.pk, unit_id, user.pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    a, u = hot_sql.width(Assignment), hot_sql.width(Unit)
+    held = hot_sql.load(Assignment, row[:a])
+    unit = hot_sql.load(Unit, row[a : a + u])
+    unit.instance = hot_sql.load(Instance, row[a + u :])
+    held.unit = unit
+    return held
+
+
+@dataclass(frozen=True)
+class Standing:
+    units: int  # the project's units as numbered on the page (gold ones borrow numbers)
+    completed: int  # units this person completed, the training's gold units included
+    latest_unit_id: int | None  # the unit of their latest answer
+
+
+@cache
+def _standing_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    units, assignments = q(Unit._meta.db_table), q(Assignment._meta.db_table)
+    mine = (
+        f"FROM {assignments} a WHERE a.{q('project_id')} = %s AND a.{q('annotator_id')} = %s "
+        f"AND a.{q('status')} = %s"
+    )
+    return (
+        f"SELECT (SELECT COUNT(*) FROM {units} u WHERE u.{q('project_id')} = %s "
+        f"AND u.{q('shown_number')} IS NULL), "
+        f"(SELECT COUNT(*) {mine}), "
+        f"(SELECT a.{q('unit_id')} {mine} "
+        f"ORDER BY a.{q('completed_at')} DESC, a.{q('id')} DESC LIMIT 1)"
+    )
+
+
+def standing(project: Project, user) -> Standing:
+    """Where this person stands in the project, in one statement: the units the page
+    numbers, the units they completed, and the unit of their latest answer (the order of
+    selectors.my_completed_units)."""
+    completed = Assignment.Status.COMPLETED.value
+    params = [project.pk, project.pk, user.pk, completed, project.pk, user.pk, completed]
+    with connection.cursor() as cursor:
+        cursor.execute(_standing_sql(connection.vendor), params)
+        units, done, latest = cursor.fetchone()
+    return Standing(units=units, completed=done, latest_unit_id=latest)
+
+
+@cache
+def _completed_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"SELECT COUNT(*) FROM {q(Assignment._meta.db_table)} a "
+        f"WHERE a.{q('project_id')} = %s AND a.{q('annotator_id')} = %s AND a.{q('status')} = %s"
+    )
+
+
+def completed_count(project: Project, user) -> int:
+    """Units this person completed in the project, the training's gold units included."""
+    params = [project.pk, user.pk, Assignment.Status.COMPLETED.value]
+    with connection.cursor() as cursor:
+        cursor.execute(_completed_sql(connection.vendor), params)
+        return cursor.fetchone()[0]
