@@ -16,13 +16,13 @@ whom each item met, so the same split read through it measures the ranking:
 
 Measured against the truth (the squared Spearman of the full fit with the true utilities)
 in bws/tests/test_model_reliability.py and benchmarks/adaptive.py: under adaptive designs
-it reads high, by 0.05-0.10 for normal utilities and 0.15-0.19 for heavy-tailed ones,
+it reads high, by 0.01-0.10 for normal utilities and 0.14-0.19 for heavy-tailed ones,
 because each half's later tuples were chosen with the other half's answers (the design
 carries information across the split); the counting split-half reads low, by 0.07-0.20
 for normal utilities and up to 0.09 for heavy-tailed ones. From 4 appearances per item on
 the truth lay between the two (within 0.01).
 ``posterior_reliability`` (the fit's own, no split) read high even for balanced designs
-(0.02-0.2), so it is reported by the benchmark only. Pure numpy.
+(0.01-0.23), so it is reported by the benchmark only. Pure numpy.
 """
 
 from __future__ import annotations

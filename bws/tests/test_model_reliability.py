@@ -1,6 +1,6 @@
 """The model split-half reads adaptive designs closer to the truth than the counting
 split-half for normal utilities; the truth lies between the two (benchmarks/RESULTS.md,
-"Adaptive designs": for heavy-tailed utilities the model one reads 0.15-0.19 high, further
+"Adaptive designs": for heavy-tailed utilities the model one reads 0.14-0.19 high, further
 off than the counting one)."""
 
 import functools
