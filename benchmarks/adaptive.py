@@ -18,8 +18,11 @@ Strategies, all measured in appearances-equivalents (judgments * T / n):
   ``adaptive.adaptive_batch`` on the current fit (up to MAX_APPEARANCES per item).
 
 Metrics per checkpoint: Spearman with the true utilities, precision of the top 10%,
-split-half reliability (counting, Spearman-Brown) and the coverage of the 95% intervals
-of the true (centred) utilities. The goal line: the share of the balanced design's
+split-half reliability (counting, Spearman-Brown), the model split-half
+(``model_reliability.model_split_half``) and the fit's posterior reliability beside the
+squared Spearman they estimate, and the coverage of the 95% intervals of the true
+(centred) utilities. ``--allocation density`` draws adaptive batches by score density
+instead of squared rank uncertainty. The goal line: the share of the balanced design's
 judgments at r = 8 that the adaptive design needs to reach the same Spearman (mean over
 seeds; interpolated between checkpoints). Figures, not assertions; benchmarks/RESULTS.md
 keeps a run.

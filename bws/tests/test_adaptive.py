@@ -54,8 +54,9 @@ def check_history(history: np.ndarray, batches: list[np.ndarray], n: int, max_ap
     assert (seats.max(axis=1) - seats.min(axis=1)).max() <= 1
 
 
-def grow(n, size, r0, max_app, batches, batch_tuples, seed, scores=None):
-    """A balanced start and a run of adaptive batches on fixed scores."""
+def grow(n, size, r0, max_app, batches, batch_tuples, seed, scores=None, top_up=False):
+    """A balanced start and a run of adaptive batches on fixed scores (topped up as the
+    platform tops them up, when asked)."""
     rng = np.random.default_rng(seed)
     history = balanced_tuples(n, size, r0, seed=seed)
     u = rng.normal(size=n) if scores is None else scores
@@ -66,6 +67,11 @@ def grow(n, size, r0, max_app, batches, batch_tuples, seed, scores=None):
         batch = adaptive_batch(
             u, sd, state, batch_tuples=batch_tuples, max_appearances=max_app, seed=step
         )
+        if top_up:
+            batch = topped_up(
+                batch, u, sd, state, batch_tuples=batch_tuples, max_appearances=max_app,
+                seed=step,
+            )  # fmt: skip
         assert batch_problems(batch, state, max_appearances=max_app) == []
         assert batch.dtype == np.int64 and batch.shape[1] == size
         assert batch.shape[0] <= batch_tuples
@@ -96,6 +102,23 @@ def test_adaptive_batches_hold_the_guarantees_on_any_study(n, size, r0, extra, b
         return
     history, batches, _ = grow(n, size, r0, r0 + extra, 6, batch_tuples, seed)
     # a small balanced start may itself repeat pairs; the batches add none
+    if len({tuple(sorted(p)) for p in _pairs(history)}) == len(_pairs(history)):
+        check_history(history, batches, n, r0 + extra)
+
+
+@SLOW
+@given(
+    n=st.integers(5, 60),
+    size=st.integers(2, 5),
+    r0=st.integers(1, 3),
+    extra=st.integers(1, 8),
+    batch_tuples=st.integers(1, 20),
+    seed=st.integers(0, 10_000),
+)
+def test_topped_up_batches_hold_the_guarantees_on_any_study(n, size, r0, extra, batch_tuples, seed):
+    if n < size:
+        return
+    history, batches, _ = grow(n, size, r0, r0 + extra, 6, batch_tuples, seed, top_up=True)
     if len({tuple(sorted(p)) for p in _pairs(history)}) == len(_pairs(history)):
         check_history(history, batches, n, r0 + extra)
 
