@@ -152,19 +152,27 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
 
 
 def shrinkage_table(n_items: int, reps: int) -> None:
-    """The empirical-Bayes fit against the fixed penalty (alpha 0.01) on the same studies:
+    """The empirical-Bayes fit against the fixed penalty (alpha 0.01) and against the fit
+    that knows the truth's prior (sd 1) on the same studies:
     slope of estimate on truth, slope of truth on estimate, RMSE and Spearman."""
     print("| method | r | fit | slope est~truth | slope truth~est | RMSE | Spearman |")
     print("|---|---|---|---|---|---|---|")
     for method in ("plackett_luce", "bradley_terry"):
         for r in (4, 8, 16):
-            found = {"empirical Bayes": [], "alpha 0.01": []}
+            found = {"empirical Bayes": [], "alpha 0.01": [], "prior sd 1 (alpha 0.5)": []}
             for rep in range(reps):
                 judgments, truth, tuples, _ = simulate(n_items, r, 1, 0.0, 7919 * rep + 1)
                 goal = target(method, truth, tuples)
                 shrunk, _ = calibrated(judgments, method)
                 fixed = scoring.fit(method, judgments, alpha=0.01)
-                for name, fitted in (("empirical Bayes", shrunk), ("alpha 0.01", fixed)):
+                # The truth's own prior, N(0, 1): penalty alpha * sum(u**2) with alpha = 1/2.
+                known = scoring.fit(method, judgments, alpha=0.5)
+                fits = (
+                    ("empirical Bayes", shrunk),
+                    ("alpha 0.01", fixed),
+                    ("prior sd 1 (alpha 0.5)", known),
+                )
+                for name, fitted in fits:
                     u = fitted.scores
                     found[name].append(
                         (
