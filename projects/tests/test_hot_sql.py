@@ -96,3 +96,59 @@ def test_a_token_is_read_with_its_user_and_refused_once_revoked_or_inactive():
     assert client.get("/api/v1/projects/").status_code == 200
     token.delete()  # revoked: refused on the very next request
     assert client.get("/api/v1/projects/").status_code == 401
+
+
+def test_an_answer_comes_back_as_the_output_serializer_gives_it(tmp_path):
+    import json
+
+    from django.test import Client
+    from rest_framework.renderers import JSONRenderer
+
+    from projects.api import AnnotationOutputSerializer
+    from projects.models import Annotation, Membership
+    from projects.services import import_project
+    from projects.tokens import issue_token
+
+    (tmp_path / "d.jsonl").write_text(
+        "".join(f'{{"id": "i{n}", "text": "Text {n}"}}\n' for n in range(8))
+    )
+    (tmp_path / "c.yaml").write_text(
+        'annotation_task_name: T\ntask_dir: "."\ndata_files: [d.jsonl]\n'
+        "item_properties: {id_key: id, text_key: text}\n"
+        "bws_config: {tuple_size: 4, min_item_appearances: 1, seed: 1}\n"
+        "annotation_schemes:\n"
+        "  - {annotation_type: bws, name: quality, description: Q, tuple_size: 4}\n"
+        "  - {annotation_type: bws, name: fluency, description: F, tuple_size: 4}\n"
+    )
+    project = import_project(config_path=tmp_path / "c.yaml", slug="hot").project
+    user = UserFactory()
+    Membership.objects.create(user=user, project=project, role=Membership.Role.ANNOTATOR)
+    client = Client(HTTP_AUTHORIZATION=f"Token {issue_token(user=user)[1]}")
+    unit = client.post("/api/v1/projects/hot/queue/next/").json()
+    ids = [item["id"] for item in unit["items"]]
+    body = {
+        "unit": unit["id"],
+        "annotations": {
+            "quality": {"best": ids[0], "worst": ids[1]},
+            "fluency": {"best": ids[2], "worst": ids[3]},
+        },
+        "client_id": "00000000-0000-4000-8000-000000000001",
+        "time_taken_ms": 1234,
+    }
+
+    def expected() -> list:
+        stored = Annotation.objects.filter(annotator=user).order_by("scheme")
+        data = AnnotationOutputSerializer(stored.select_related("unit", "annotator"), many=True)
+        return json.loads(JSONRenderer().render(data.data))
+
+    for code in (201, 200):  # the first answer, then its retry
+        response = client.post("/api/v1/projects/hot/annotations/", body, "application/json")
+        assert response.status_code == code
+        assert response.json() == expected()
+        assert [list(a) for a in response.json()] == [list(a) for a in expected()]
+    body["client_id"] = "00000000-0000-4000-8000-000000000002"  # a changed answer
+    body["annotations"]["quality"] = {"best": ids[1], "worst": ids[0]}
+    response = client.post("/api/v1/projects/hot/annotations/", body, "application/json")
+    assert response.status_code == 201
+    assert response.json() == expected()
+    assert [a["value"] for a in response.json()][1] == {"best": ids[1], "worst": ids[0]}
