@@ -217,11 +217,12 @@ def unit_items(project: Project, unit: Unit, user) -> list[dict]:
         texts = {it["id"]: it for it in unit.instance.items}
         rows = {i: (texts[i].get("text", ""), texts[i].get("data", {})) for i in ids}
     else:
+        # Unordered (read into a dict): Item's default order would join the projects table.
         rows = {
             item_id: (text, data)
-            for item_id, text, data in Item.objects.filter(
-                project=project, item_id__in=ids
-            ).values_list("item_id", "text", "data")
+            for item_id, text, data in Item.objects.filter(project=project, item_id__in=ids)
+            .order_by()
+            .values_list("item_id", "text", "data")
         }
     display = _item_display(project)
     listed = unit.instance_id is not None and bool(unit.instance.items)
