@@ -1075,7 +1075,7 @@ def print_launch(m: dict, args) -> None:
     )
     print(
         "(ms at the client; entry: each request of the link, consent and instructions hops; "
-        "next: the answer's redirects up to the next unit's page (the flow, the unit page); "
+        "next: the answer's redirect to the next unit's page (one GET); "
         "unit page: its GET alone)"
     )
     if m["queries"]:
@@ -1084,6 +1084,15 @@ def print_launch(m: dict, args) -> None:
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(m["queries"].items()))
         )
     print(f"{m['requests']} requests, {m['connects']} connections opened")
+    units = m["totals"]["annotations"]
+    if units:
+        # CPU seconds over the run per answer stored: entries and completion pages included.
+        each = {k: cpu[k] * m["seconds"] / units * 1000 for k in ("web", "pg", "loadgen")}
+        print(
+            f"CPU ms per unit (over the whole launch, entries included): web {each['web']:.1f}, "
+            f"PostgreSQL {each['pg']:.1f}, load generator {each['loadgen']:.1f}, together "
+            f"{sum(each.values()):.1f}"
+        )
     lists = (("errors", m["errors"]), ("refused", m["refused"]), ("BROKEN", m["broken"]))
     for label, rows in lists:
         if rows:
