@@ -2,6 +2,8 @@
 (projects/unit_page.py, projects.participants._session_participant) give what the ORM's
 queries give: the same rows, loaded into equal model instances, and the same counts."""
 
+import time
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -130,3 +132,43 @@ def test_the_session_participant_is_that_of_the_orm_with_their_membership(tmp_pa
     assert _session_participant("1", user) is None  # not a key the entry link stores
     Membership.objects.filter(user=user).delete()  # removed by the managers
     assert _session_participant(participant.pk, user).is_member is False
+
+
+def test_the_units_counted_follow_units_added_and_deleted(tmp_path):
+    project = make(tmp_path, TUPLES, "pd")
+    user = UserFactory()
+
+    def counted() -> int:
+        return Unit.objects.filter(project=project, shown_number__isnull=True).count()
+
+    def asked_for(**kwargs) -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as asked:
+            units = unit_page.standing(project, user, **kwargs).units
+        return units, len(asked)
+
+    assert asked_for() == (counted(), 1)
+    assert asked_for() == (counted(), 1)  # the count kept, checked against the last position
+    last = Unit.objects.filter(project=project).order_by("-position").first()
+
+    def add(position: int, **fields) -> None:
+        Unit.objects.create(
+            project=project,
+            kind=Unit.Kind.TUPLE,
+            external_id=f"tuple_{position + 1:06d}",
+            position=position,
+            random_rank=position,
+            item_ids=last.item_ids,
+            item_indices=last.item_indices,
+            **fields,
+        )
+
+    before = counted()
+    add(last.position + 1)  # an adaptive batch's unit
+    assert asked_for() == (before + 1, 2)  # counted again
+    add(last.position + 2, is_gold=True, shown_number=3)  # a gold unit borrows a number
+    assert asked_for() == (before + 1, 2)
+    assert asked_for() == (before + 1, 1)
+    # A unit deleted by hand (the admin) is counted out once the kept count is too old.
+    Unit.objects.filter(project=project, position=0).delete()
+    later = time.monotonic() + unit_page.COUNT_SECONDS + 1
+    assert asked_for(now=later) == (before, 1)
