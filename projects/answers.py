@@ -234,7 +234,10 @@ def _held_sql(vendor: str) -> str:
 def _held_assignment(project: Project, user, unit_id) -> Assignment | None:
     """The person's assignment of this unit in the project, locked, with its unit and the
     unit's instance; None if they were never handed it."""
-    params = [project.pk, hot_sql.value(Assignment, "unit", unit_id), user.pk]
+    unit_id = hot_sql.value(Assignment, "unit", unit_id)
+    if not -(2**63) <= unit_id < 2**63:
+        return None  # no key is that large (the ORM's lookup matches nothing too)
+    params = [project.pk, unit_id, user.pk]
     with connection.cursor() as cursor:
         cursor.execute(_held_sql(connection.vendor), params)
         row = cursor.fetchone()

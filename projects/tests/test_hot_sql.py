@@ -152,3 +152,14 @@ def test_an_answer_comes_back_as_the_output_serializer_gives_it(tmp_path):
     assert response.status_code == 201
     assert response.json() == expected()
     assert [a["value"] for a in response.json()][1] == {"best": ids[1], "worst": ids[0]}
+
+
+def test_an_answer_to_a_unit_id_beyond_any_key_is_no_such_unit(tmp_path):
+    from projects.answers import submit_answers
+    from projects.validation import AnswerError
+
+    project = ProjectFactory()
+    for unit_id in (10**30, -(10**30), 2**63):
+        with pytest.raises(AnswerError) as refused:
+            submit_answers(project=project, user=UserFactory(), unit_id=unit_id, answers={})
+        assert "unit" in refused.value.errors
