@@ -205,7 +205,9 @@ def main() -> None:
         import pstats
 
         profiler.disable()
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
+        pstats.Stats(profiler).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(
+            args.profile
+        )
 
     counts = {"next": 0, "submit": 0}
     kinds = []
