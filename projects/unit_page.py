@@ -33,6 +33,8 @@ def _held_sql(vendor: str) -> str:
 def held_unit(project: Project, unit_id: int, user) -> Assignment | None:
     """This person's assignment of the project's unit, with the unit and its instance
     loaded; None when the project has no such unit or it is not theirs."""
+    if not -(2**63) <= unit_id < 2**63:  # no key is that large (the URL takes any digits)
+        return None
     with connection.cursor() as cursor:
         cursor.execute(_held_sql(connection.vendor), [project.pk, unit_id, user.pk])
         row = cursor.fetchone()
