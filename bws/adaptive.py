@@ -230,12 +230,22 @@ def _pending_key(project_id: int) -> str:
     return f"bws:design-batch:{project_id}"
 
 
-def maybe_queue_batch(project_id: int) -> bool:
-    """After answers or a run: queue the design of the next batch when the open tuples
-    fell under the margin. One request at a time per project (until the task ends or
+def after_hand_out(project: Project) -> bool:
+    """The queue handed out a unit or found none: for an adaptive project, the same check
+    as after answers (a balanced project costs one look at its settings)."""
+    if settings_of(project) is None:
+        return False
+    return maybe_queue_batch(project.pk, project=project)
+
+
+def maybe_queue_batch(project_id: int, project: Project | None = None) -> bool:
+    """After answers, a hand-out or a run: queue the design of the next batch when the open
+    tuples fell under the margin. One request at a time per project (until the task ends or
     DESIGN_PENDING_SECONDS pass), so a burst of answers does not fit the data once each;
     a duplicate that slips through costs one locked check."""
-    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        # the settings only: not the uploaded YAML text or the rest of the row
+        project = Project.objects.filter(pk=project_id).only("id", "config").first()
     adaptive = None if project is None else settings_of(project)
     # Cheap checks only (the task reads the whole design): this runs after every answer.
     if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):

@@ -17,6 +17,7 @@ class BwsConfig(AppConfig):
             (events.project_built, receivers.build_project_tuples, "bws-build"),
             (events.answers_changed, receivers.schedule_scoring, "bws-answers"),
             (events.session_ended, receivers.score_after_session, "bws-session"),
+            (events.queue_served, receivers.design_ahead, "bws-queue"),
             (worker_ready, receivers.catch_up_on_start, "bws-worker-ready"),
         ]
         for signal, receiver, uid in wiring:

@@ -78,6 +78,13 @@ def schedule_scoring(sender, *, project_id, **kwargs) -> None:
     adaptive.maybe_queue_batch(project_id)
 
 
+def design_ahead(sender, *, project, unit, **kwargs) -> None:
+    """A unit handed out (or none left) in an adaptive project: order the next batch if the
+    open tuples fell under the margin, so annotators who hold units without answering yet
+    do not run the queue dry."""
+    adaptive.after_hand_out(project)
+
+
 def score_after_session(sender, *, user, **kwargs) -> None:
     scheduling.end_session(user)
 

@@ -13,6 +13,9 @@ which subscribe in their AppConfig.ready(): `projects` itself imports no other a
 - ``answers_settled(project)``: a project's answers have been quiet for the session gap, or
   its annotator logged out: figures derived from them may be brought up to date.
 - ``session_ended(user)``: an annotator logged out.
+- ``queue_served(project, unit)``: the queue handed out a new unit, or found none (unit
+  None); sent at once, inside the request, so a receiver must be cheap (bws: an adaptive
+  design orders its next batch before the open tuples run out).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ project_built = Signal()
 answers_changed = Signal()
 answers_settled = Signal()
 session_ended = Signal()
+queue_served = Signal()
 
 SOURCES = ("web", "api", "import")
 

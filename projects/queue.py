@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from . import gold, hot_sql
+from . import events, gold, hot_sql
 from .models import Assignment, Instance, Participant, Project, Unit
 
 RECLAIM_BATCH = 200
@@ -137,6 +137,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
     if unit is None and reclaim_expired_leases(project, now):
         unit = _free_unit(project, user, policy)
     if unit is None:
+        events.queue_served.send(sender=None, project=project, unit=None)
         return None
     # Now and then an attention check in its place (gold, uncapped; projects.gold); the
     # count it draws with is taken only for a project that has attention checks.
@@ -145,6 +146,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
         unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
     _reserve(project, unit, user, now, now + policy.lease)
     unit.load += 1
+    events.queue_served.send(sender=None, project=project, unit=unit)
     return unit
 
 

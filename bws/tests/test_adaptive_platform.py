@@ -120,7 +120,9 @@ def run_study(project, django_capture_on_commit_callbacks, *, annotators=3, limi
     given = 0
     while given < limit:
         user = users[given % annotators]
-        unit = next_unit(project=project, user=user)
+        # a hand-out may order a batch too, whose file is written once it commits
+        with django_capture_on_commit_callbacks(execute=True):
+            unit = next_unit(project=project, user=user)
         if unit is None:
             return given
         with django_capture_on_commit_callbacks(execute=True):

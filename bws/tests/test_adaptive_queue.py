@@ -210,3 +210,33 @@ def test_a_short_batch_is_followed_at_once_by_another(
     assert [b.n_tuples for b in batches] == [2, 2]
     assert adaptive.open_tuples(project) == 6
     assert len({b.fit_run_id for b in batches}) == 1
+
+
+def test_units_taken_without_answers_order_the_next_batch(
+    tmp_path, settings, inline_tasks, django_capture_on_commit_callbacks
+):
+    """More annotators than the margin each take a unit before anyone answers: the hand-outs
+    alone order the next batch, so the one after the initial design's last unit still
+    gets work (with one answer per tuple, 40 items x 4 appearances make 40 tuples)."""
+    project = make_project(tmp_path, settings, batch=12, margin=6)
+    users = [UserFactory(username=f"h{k}") for k in range(46)]
+    given = [next_unit(project=project, user=user) for user in users]
+    assert all(unit is not None for unit in given)
+    assert TupleBatch.objects.filter(project=project, number__gt=0).exists()
+    before = stored(project, TupleBatch.objects.get(project=project, number=0))
+    for batch in TupleBatch.objects.filter(project=project, number__gt=0).order_by("number"):
+        mine = stored(project, batch)
+        check_batch(before, mine, 40)
+        before = np.vstack([before, mine])
+
+
+def test_a_balanced_project_sends_no_design_request_on_hand_out(
+    tmp_path, settings, inline_tasks, django_capture_on_commit_callbacks
+):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, _ = write_study(tmp_path / "plain", adaptive_block="", n_items=40)
+    project = import_project(config_path=config, slug="plain").project
+    for k in range(12):
+        assert next_unit(project=project, user=UserFactory(username=f"b{k}")) is not None
+    assert not TupleBatch.objects.filter(project=project, number__gt=0).exists()
+    assert not adaptive.after_hand_out(project)
