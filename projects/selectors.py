@@ -38,19 +38,6 @@ def visible_projects(user) -> QuerySet[Project]:
     return projects.filter(Exists(member) | Exists(lab_admin) | Q(allow_all_users=True))
 
 
-def project_for(user, slug: str) -> Project | None:
-    """The project with this slug if the user may see it (the same rule as visible_projects,
-    checked on one fetched row: the annotator API's hot path)."""
-    project = Project.objects.select_related("lab").filter(slug=slug).first()
-    if project is None or not user.is_authenticated:
-        return None
-    if user.is_staff or project.allow_all_users:
-        return project
-    member = Membership.objects.filter(project=project, user=user)
-    lab_admin = LabMembership.objects.filter(lab_id=project.lab_id, user=user, is_admin=True)
-    return project if member.exists() or lab_admin.exists() else None
-
-
 def project_role(user, project: Project) -> str | None:
     """The user's role in the project: 'manager', 'annotator' or None."""
     if not user.is_authenticated:

@@ -286,7 +286,7 @@ def lab_detail(request, slug):
 
 def _annotator_project_or_404(request, slug):
     """The project if the user may annotate in it: whoever may see it has a role in it
-    (selectors.project_for and project_role follow the same rule). A participant's project
+    (projects.access and project_role follow the same rule). A participant's project
     and membership came with the participant (projects.participants.ParticipantScope)."""
     participant = getattr(request, "participant", None)
     if participant is not None and participant.project.slug == slug and participant.is_member:
