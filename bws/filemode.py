@@ -487,6 +487,20 @@ def _tidy(value: float) -> float:
     return round(float(value), 2) + 0.0
 
 
+def _model_split_half(study: Study, judgments: Judgments, method: str, seed: int) -> dict:
+    """For an adaptive design, the advice's options for a reliability range: the split-half
+    of a model fit (the scheme's method when a model, else Plackett-Luce); {} otherwise."""
+    from bws.core.model_reliability import MODEL_METHOD, model_split_half
+
+    if study.config.bws is None or study.config.bws.adaptive is None:
+        return {}
+    if judgments.n_judgments < 2:
+        return {}
+    model = method if method != "counting" else MODEL_METHOD
+    mean = model_split_half(judgments, method=model, seed=seed).mean
+    return {"model_split_half": mean, "model_name": METHOD_NAMES[model]}
+
+
 def study_stats(study: Study, *, seed: int | None = None) -> str:
     """The statistics text of every BWS scheme of a study (title, then one block each)."""
     blocks = []
@@ -516,7 +530,11 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
                 report=report,
                 reliability=reliability,
                 item_ids=study.item_ids,
-                advice=advice_for_judgments(judgments, reliability.mean),
+                advice=advice_for_judgments(
+                    judgments,
+                    reliability.mean,
+                    **_model_split_half(study, judgments, options["method"], seed),
+                ),
             )
         )
     return "BWS Statistics\n==============\n" + "\n\n".join(blocks) + "\n"

@@ -337,9 +337,13 @@ class _Computed:
     stats: str
 
 
-def score_everything(judgments, method: str, params: dict, ids, texts, planned, scheme: str):
+def score_everything(
+    judgments, method: str, params: dict, ids, texts, planned, scheme: str, model=None
+):
     """The numeric part of a run, with no database access: scores with intervals,
-    split-half reliability, convergence, the advice on when to stop and the stats text."""
+    split-half reliability, convergence, the advice on when to stop and the stats text.
+    ``model``: an adaptive design's model split-half (bws.adaptive.model_reliability), which
+    makes the advice's projected reliability a range."""
     from .core.advice import advice_for_judgments
     from .core.convergence import convergence
     from .core.reliability import split_half
@@ -361,6 +365,11 @@ def score_everything(judgments, method: str, params: dict, ids, texts, planned, 
         judgments,
         reliability.mean,
         [{"fraction": p.fraction, "spearman": _finite(p.spearman)} for p in points],
+        **(
+            {"model_split_half": model["mean"], "model_name": model["method_name"]}
+            if model is not None
+            else {}
+        ),
     )
     stats = format_stats(
         scheme,
@@ -415,9 +424,10 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
         selectors.planned_tuples(project),
         run.scheme,
     )
-    rows, reliability, points, stats, advice = score_everything(*work)
-    # An adaptive design: the split-half of a model fit beside the counting one.
+    # An adaptive design: the split-half of a model fit beside the counting one (and the
+    # advice's projected reliability a range between them).
     model = adaptive.model_reliability(project, judgments, run.method, seed=params.get("seed", 0))
+    rows, reliability, points, stats, advice = score_everything(*work, model=model)
     stats = adaptive.with_model_reliability(stats, model)
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids)
     index_of = {item_id: n for n, item_id in enumerate(ids)}

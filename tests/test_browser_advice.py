@@ -67,7 +67,9 @@ def test_the_adaptive_design_card_lists_its_batches(
         if unit is None:
             break  # the design is complete
         answer(project, user, unit, rng)
-    services.execute_run(services.request_run(project=project, scheme="quality", bootstrap=0).pk)
+    run = services.execute_run(
+        services.request_run(project=project, scheme="quality", bootstrap=0).pk
+    )
     manager = UserFactory(username="lead")
     Membership.objects.create(user=manager, project=project, role="manager")
     log_in(page, live_server.url, "lead", "pw-for-tests-123")
@@ -78,4 +80,13 @@ def test_the_adaptive_design_card_lists_its_batches(
     assert rows.count() == TupleBatch.objects.filter(project=project).count() >= 2
     assert rows.first.inner_text().startswith("0")
     card.screenshot(path=ARTIFACTS / "bws-adaptive-card.png")
-    page.locator("[data-advice]").screenshot(path=ARTIFACTS / "bws-advice-card-adaptive.png")
+    # the advice's reliability is a range between the two split-halves' projections
+    advice = page.locator("[data-advice]")
+    assert advice.locator("[data-statement]").inner_text() == run.advice["statement"]
+    figure = advice.locator("[data-range]")
+    assert figure.is_visible()
+    low, high = run.advice["reliability_next_low"], run.advice["reliability_next_high"]
+    assert f"projected reliability between {low:.3f} and {high:.3f}" in figure.inner_text()
+    advice.locator("summary").click()
+    assert "reads low" in advice.locator("details").inner_text()
+    advice.screenshot(path=ARTIFACTS / "bws-advice-card-adaptive.png")

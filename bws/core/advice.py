@@ -8,7 +8,11 @@ Two projections, each stated with how it was made:
 
 * Reliability. The split-half correlation r compares halves of m/2 judgments each; by
   Spearman-Brown, halves of M/2 would correlate k r / (1 + (k - 1) r) with k = M / m,
-  and the whole data's reliability is 2 r_M / (1 + r_M).
+  and the whole data's reliability is 2 r_M / (1 + r_M). Under an adaptive design the
+  counting split-half reads low and the model split-half (``model_reliability``) reads
+  high; in simulations the truth lay between them from RANGE_FROM_APPEARANCES
+  appearances per item on (benchmarks/RESULTS.md, "Reliability of adaptive designs").
+  Given both, each is projected alike and the reliability is stated as the range between.
 * Rank movement of the median item. Its posterior sd s shrinks like 1 / sqrt(n_i) as it
   gains appearances (Delta judgments give each item about Delta T / n more), to s'.
   Its score then moves by a normal amount of sd c = sqrt(s^2 - s'^2) (what the posterior
@@ -19,7 +23,7 @@ Two projections, each stated with how it was made:
 
 The statement says stop when Delta more judgments would move the median item by fewer than
 ``stop_ranks`` ranks (90% of the time) and raise the reliability by less than
-``stop_gain``.
+``stop_gain`` (on both readings, when there is a range).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ MIDDLE_SHARE = 0.2
 # The density of scores is measured over the middle DENSITY_SHARE of the items (their
 # interquartile range: steadier than a narrow window when scores tie or bunch).
 DENSITY_SHARE = 0.5
+# Under adaptive designs the truth lay between the counting and the model split-half from
+# this many appearances per item on (benchmarks/RESULTS.md); below it the range is less sure.
+RANGE_FROM_APPEARANCES = 4
 STOP = "stop"
 CONTINUE = "continue"
 UNKNOWN = "unknown"
@@ -55,7 +62,10 @@ class Advice:
     verdict: "stop", "continue" or "unknown" (too little to project from).
     step: the further judgments the projection is for.
     reliability_now / reliability_next: whole-data Spearman-Brown reliability now and
-    projected after ``step`` more (None when undefined).
+    projected after ``step`` more, from the counting split-half (None when undefined).
+    reliability_now_low / _high, reliability_next_low / _high: under an adaptive design,
+    the range between the readings of the counting and the model split-half, now and
+    after ``step`` more (None when the design is balanced or either is undefined).
     rank_sd: projected standard deviation of the median item's rank change (ranks).
     rank_bound: the median item moves by fewer ranks than this 90% of the time.
     statement: the advice in one sentence; how: how it was projected.
@@ -73,6 +83,15 @@ class Advice:
     stop_gain: float
     statement: str
     how: list[str]
+    reliability_now_low: float | None = None
+    reliability_now_high: float | None = None
+    reliability_next_low: float | None = None
+    reliability_next_high: float | None = None
+
+    @property
+    def reliability_range(self) -> bool:
+        """Whether the reliability is a range (an adaptive design read both ways)."""
+        return self.reliability_next_low is not None and self.reliability_next_high is not None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,7 +99,15 @@ class Advice:
     def lines(self) -> list[str]:
         """The advice as plain text lines (the command line's stats)."""
         lines = [f"Advice: {self.statement}"]
-        if self.reliability_now is not None and self.reliability_next is not None:
+        if self.reliability_range:
+            lines.append(
+                f"  projected reliability between {self.reliability_next_low:.3f} and "
+                f"{self.reliability_next_high:.3f} after {self.step:,} more judgments "
+                f"(between {self.reliability_now_low:.3f} and {self.reliability_now_high:.3f} "
+                "now; the counting split-half reads low and the model split-half high under "
+                "adaptive designs)"
+            )
+        elif self.reliability_now is not None and self.reliability_next is not None:
             lines.append(
                 f"  projected reliability: {self.reliability_now:.3f} now, "
                 f"{self.reliability_next:.3f} after {self.step:,} more judgments"
@@ -169,22 +196,46 @@ def advise(
     step: int | None = None,
     stop_ranks: float | None = None,
     stop_gain: float = DEFAULT_STOP_GAIN,
+    model_split_half: float | None = None,
+    model_name: str = "model",
 ) -> Advice:
     """The advice for a study of ``n_judgments`` judgments whose fit gives ``scores`` and
     posterior ``sd`` per item (on one scale) and whose split-half correlation is
     ``split_half``. ``stop_ranks`` defaults to 2 ranks or 1% of the items, whichever is
-    more."""
+    more.
+
+    ``model_split_half`` (an adaptive design: the split-half of a ``model_name`` fit of each
+    half, ``model_reliability.model_split_half``) makes the reliability a range between
+    the projections of the two split-halves; None (a balanced design) leaves the counting
+    split-half's projection alone."""
     scores = np.asarray(scores, float)
     n_items = int(np.isfinite(scores).sum())
     step = step or default_step(n_judgments, n_items)
     stop_ranks = stop_ranks or max(2.0, 0.01 * n_items)
     how: list[str] = []
     r_now = r_next = None
-    if split_half is not None and math.isfinite(split_half) and 0 <= split_half <= 1:
-        r_now = whole_reliability(split_half)
-        r_next = whole_reliability(
-            projected_split_half(split_half, n_judgments, n_judgments + step)
+    if _usable(split_half):
+        r_now, r_next = _projected(split_half, n_judgments, step)
+    ranged = None
+    gain = (r_next - r_now) if r_now is not None else 0.0
+    if r_now is not None and _usable(model_split_half):
+        model_now, model_next = _projected(model_split_half, n_judgments, step)
+        # Either reading may be the truth: the larger of the two gains decides.
+        gain = max(gain, model_next - model_now)
+        ranged = (
+            min(r_now, model_now),
+            max(r_now, model_now),
+            min(r_next, model_next),
+            max(r_next, model_next),
         )
+        how.append(_range_how(split_half, model_split_half, model_name, n_judgments, step))
+        if n_judgments * tuple_size < RANGE_FROM_APPEARANCES * max(n_items, 1):
+            how.append(
+                f"with {n_judgments * tuple_size / max(n_items, 1):.1f} appearances per item, "
+                f"fewer than the {RANGE_FROM_APPEARANCES} from which the truth lay in the "
+                "range in simulations, the true reliability may lie outside it"
+            )
+    elif r_now is not None:
         how.append(
             f"reliability: the split-half correlation {split_half:.3f} (halves of "
             f"{n_judgments // 2:,} judgments) projected by Spearman-Brown to halves of "
@@ -216,21 +267,34 @@ def advise(
         verdict = UNKNOWN
         statement = "Too few judgments to project from yet: keep going."
     else:
-        gain = (r_next - r_now) if r_now is not None else 0.0
-        more = f"Another {step:,} judgments"
+        more = f"another {step:,} judgments"
         if bound < stop_ranks and gain < stop_gain:
             verdict = STOP
             statement = (
-                f"You can stop: {more.lower()} would move the median item by less than "
+                f"You can stop: {more} would move the median item by less than "
                 f"{_ranks(bound)} (90% of the time)"
-                + (f" and raise the reliability by {gain:.3f}." if r_now is not None else ".")
             )
+            if ranged is not None:
+                statement += (
+                    f" and raise the reliability by at most {gain:.3f} (projected between "
+                    f"{ranged[2]:.3f} and {ranged[3]:.3f})."
+                )
+            else:
+                statement += (
+                    f" and raise the reliability by {gain:.3f}." if r_now is not None else "."
+                )
         else:
             verdict = CONTINUE
             why = f"would move the median item by up to {_ranks(bound)} (90% of the time)"
-            if r_now is not None:
+            if ranged is not None:
+                why += (
+                    f"; projected reliability between {ranged[2]:.3f} and {ranged[3]:.3f} "
+                    f"after them (between {ranged[0]:.3f} and {ranged[1]:.3f} now)"
+                )
+            elif r_now is not None:
                 why += f" and raise the reliability from {r_now:.3f} to {r_next:.3f}"
-            statement = f"Keep going: {more.lower()} {why}."
+            statement = f"Keep going: {more} {why}."
+    low_now, high_now, low_next, high_next = ranged or (None, None, None, None)
     return Advice(
         verdict=verdict,
         n_judgments=int(n_judgments),
@@ -244,6 +308,33 @@ def advise(
         stop_gain=float(stop_gain),
         statement=statement,
         how=how,
+        reliability_now_low=low_now,
+        reliability_now_high=high_now,
+        reliability_next_low=low_next,
+        reliability_next_high=high_next,
+    )
+
+
+def _usable(r: float | None) -> bool:
+    """A split-half correlation that can be projected (0 to 1)."""
+    return r is not None and math.isfinite(r) and 0 <= r <= 1
+
+
+def _projected(r: float, n_judgments: int, step: int) -> tuple[float, float]:
+    """Whole-data reliability now and after ``step`` more, from split-half r."""
+    later = projected_split_half(r, n_judgments, n_judgments + step)
+    return whole_reliability(r), whole_reliability(later)
+
+
+def _range_how(counting: float, model: float, model_name: str, n: int, step: int) -> str:
+    return (
+        "reliability: a range, as the design is adaptive: the counting split-half "
+        f"correlation {counting:.3f} reads low under adaptive designs (counting misreads "
+        f"tuples of close items) and the model split-half {model:.3f} ({model_name} fit of "
+        "each half) reads high; in simulations the true reliability lay between the two "
+        f"from {RANGE_FROM_APPEARANCES} appearances per item on. "
+        f"Each is projected by Spearman-Brown from halves of {n // 2:,} judgments to halves "
+        f"of {(n + step) // 2:,}, then 2r / (1 + r) for the whole data"
     )
 
 
@@ -253,7 +344,9 @@ def advice_for_judgments(
     """The advice for a set of judgments (bws.core.judgments.Judgments), as the platform
     and the command line give it: from counting scores and their calibrated (moderated t)
     intervals, whatever method scores the scheme (its ranks are the same to within noise,
-    and counting scores are not shrunk, so their sd says how far they can still move)."""
+    and counting scores are not shrunk, so their sd says how far they can still move).
+    An adaptive design passes its ``model_split_half`` (and ``model_name``) in ``options``
+    for the reliability's range."""
     scores = fit("counting", judgments)
     intervals = counting_intervals(judgments, scores=scores)
     return advise(
