@@ -268,3 +268,13 @@ def test_python_m_bws_stats_gives_an_adaptive_study_a_range(tmp_path, capsys):
     assert cli_scoring.main(["stats", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert "  projected reliability: " in out and "projected reliability between" not in out
+
+
+def test_advice_stored_before_the_range_still_shows_its_one_projection():
+    from django.template.loader import render_to_string
+
+    advice = advise(**SPREAD, sd=np.full(101, 0.3), step=500, split_half=0.6).to_dict()
+    for key in [key for key in advice if key.endswith(("_low", "_high"))]:
+        del advice[key]  # as a run stored before adaptive designs had a range
+    html = render_to_string("bws/_advice.html", {"advice": advice})
+    assert "projected 0.818 after 500 more judgments" in html and "data-range" not in html
