@@ -65,7 +65,8 @@ class Advice:
     projected after ``step`` more, from the counting split-half (None when undefined).
     reliability_now_low / _high, reliability_next_low / _high: under an adaptive design,
     the range between the readings of the counting and the model split-half, now and
-    after ``step`` more (None when the design is balanced or either is undefined).
+    after ``step`` more (None when the design is balanced or either is undefined; when
+    only the model split-half is defined, the _high fields alone: an upper reading).
     rank_sd: projected standard deviation of the median item's rank change (ranks).
     rank_bound: the median item moves by fewer ranks than this 90% of the time.
     statement: the advice in one sentence; how: how it was projected.
@@ -106,6 +107,13 @@ class Advice:
                 f"(between {self.reliability_now_low:.3f} and {self.reliability_now_high:.3f} "
                 "now; the counting split-half reads low and the model split-half high under "
                 "adaptive designs)"
+            )
+        elif self.reliability_next_high is not None:
+            lines.append(
+                f"  projected reliability up to {self.reliability_next_high:.3f} after "
+                f"{self.step:,} more judgments ({self.reliability_now_high:.3f} now; the model "
+                "split-half's reading, which runs high under adaptive designs; the counting "
+                "split-half is undefined)"
             )
         elif self.reliability_now is not None and self.reliability_next is not None:
             lines.append(
@@ -235,6 +243,20 @@ def advise(
                 f"fewer than the {RANGE_FROM_APPEARANCES} from which the truth lay in the "
                 "range in simulations, the true reliability may lie outside it"
             )
+    elif _usable(model_split_half):
+        # The counting split-half cannot be projected (r below 0, or undefined): the model
+        # split-half's projection alone, which runs high under adaptive designs.
+        model_now, model_next = _projected(model_split_half, n_judgments, step)
+        gain = model_next - model_now
+        ranged = (None, model_now, None, model_next)
+        how.append(
+            "reliability: the design is adaptive and the counting split-half cannot be "
+            "projected (its correlation is undefined or below 0), so the reliability is "
+            f"the model split-half's, {model_split_half:.3f} ({model_name} fit of each half), "
+            "which reads high under adaptive designs: an upper reading. It is projected by "
+            f"Spearman-Brown from halves of {n_judgments // 2:,} judgments to halves of "
+            f"{(n_judgments + step) // 2:,}, then 2r / (1 + r) for the whole data"
+        )
     elif r_now is not None:
         how.append(
             f"reliability: the split-half correlation {split_half:.3f} (halves of "
@@ -274,7 +296,12 @@ def advise(
                 f"You can stop: {more} would move the median item by less than "
                 f"{_ranks(bound)} (90% of the time)"
             )
-            if ranged is not None:
+            if ranged is not None and ranged[0] is None:
+                statement += (
+                    f" and raise the reliability by {gain:.3f} on the model split-half's "
+                    f"reading, which runs high (projected up to {ranged[3]:.3f})."
+                )
+            elif ranged is not None:
                 statement += (
                     f" and raise the reliability by at most {gain:.3f} (projected between "
                     f"{ranged[2]:.3f} and {ranged[3]:.3f})."
@@ -286,7 +313,12 @@ def advise(
         else:
             verdict = CONTINUE
             why = f"would move the median item by up to {_ranks(bound)} (90% of the time)"
-            if ranged is not None:
+            if ranged is not None and ranged[0] is None:
+                why += (
+                    f"; projected reliability up to {ranged[3]:.3f} after them (the model "
+                    "split-half's reading, which runs high)"
+                )
+            elif ranged is not None:
                 why += (
                     f"; projected reliability between {ranged[2]:.3f} and {ranged[3]:.3f} "
                     f"after them (between {ranged[0]:.3f} and {ranged[1]:.3f} now)"

@@ -107,6 +107,24 @@ def test_stop_only_when_both_readings_would_gain_little():
     assert f"raise the reliability by at most {gain:.3f} (projected between " in advice.statement
 
 
+@pytest.mark.parametrize("counting", [-0.1, float("nan")])
+def test_without_a_counting_split_half_the_model_one_is_an_upper_reading(counting):
+    from django.template.loader import render_to_string
+
+    tight = dict(**SPREAD, sd=np.full(101, 0.05), step=100)
+    assert advise(**tight, split_half=counting).verdict == STOP  # nothing to gain, it seemed
+    advice = advise(**tight, split_half=counting, model_split_half=0.5)
+    upper = projection(0.5, 1000, 100)
+    assert advice.verdict == CONTINUE  # the model's reading still gains 0.021
+    assert f"projected reliability up to {upper:.3f} after them" in advice.statement
+    assert advice.reliability_next_high == pytest.approx(upper)
+    assert advice.reliability_next_low is None and advice.reliability_now is None
+    assert "reads high under adaptive designs: an upper reading" in advice.how[0]
+    assert f"  projected reliability up to {upper:.3f} after 100 more" in advice.lines()[1]
+    html = render_to_string("bws/_advice.html", {"advice": advice.to_dict()})
+    assert f"Projected reliability up to {upper:.3f} after 100 more judgments" in html
+
+
 def test_too_few_appearances_for_the_range_is_said():
     # 1000 judgments of 4 over 101 items: about 40 appearances each, no caveat
     advice = advise(**SPREAD, sd=np.full(101, 0.3), split_half=0.6, model_split_half=0.8)
