@@ -28,10 +28,9 @@ the truth lay between the two (within 0.01).
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from bws.core.judgments import Judgments
-from bws.core.reliability import SplitHalf, half_masks, spearman_brown, spearman_brown_reason
+from bws.core.reliability import SplitHalf, split_half_of
 from bws.core.scoring import fit
 
 __all__ = ["DEFAULT_TRIALS", "MODEL_METHOD", "model_split_half", "posterior_reliability"]
@@ -48,30 +47,16 @@ def model_split_half(
     "bradley_terry") over ``trials`` random splits (seeded)."""
     if method == "counting":
         raise ValueError("model_split_half needs a model; counting has reliability.split_half")
-    if trials < 1:
-        raise ValueError("trials must be at least 1")
     n, size = judgments.n_items, judgments.tuple_size
     items = judgments.items.ravel()
-    correlations = np.full(trials, np.nan)
-    split, masks = half_masks(judgments, trials=trials, seed=seed)
-    for trial, first in enumerate(masks):
-        halves = []
-        for mask in (first, ~first):
-            weights = mask.astype(float)
-            shown = np.bincount(items, np.repeat(weights, size), n) > 0
-            scores = fit(method, judgments, weights=weights).scores.astype(float)
-            scores[~shown] = np.nan
-            halves.append(scores)
-        both = np.isfinite(halves[0]) & np.isfinite(halves[1])
-        if both.sum() >= 3:
-            correlations[trial] = spearmanr(halves[0][both], halves[1][both])[0]
-    if np.isfinite(correlations).any():
-        mean, std = float(np.nanmean(correlations)), float(np.nanstd(correlations))
-    else:
-        mean = std = float("nan")
-    return SplitHalf(
-        mean, std, spearman_brown(mean), trials, split, correlations, spearman_brown_reason(mean)
-    )
+
+    def fitted(weights: np.ndarray) -> np.ndarray:
+        shown = np.bincount(items, np.repeat(weights, size), n) > 0
+        scores = fit(method, judgments, weights=weights).scores.astype(float)
+        scores[~shown] = np.nan
+        return scores
+
+    return split_half_of(judgments, fitted, trials=trials, seed=seed)
 
 
 def posterior_reliability(scores, sd) -> float | None:

@@ -13,7 +13,7 @@ themselves are split in two.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,23 +69,33 @@ def spearman_brown_reason(r: float) -> str | None:
 
 def split_half(judgments: Judgments, *, trials: int = 100, seed=0) -> SplitHalf:
     """Split-half reliability of counting scores over ``trials`` random splits (seeded)."""
-    if trials < 1:
-        raise ValueError("trials must be at least 1")
     n, size = judgments.n_items, judgments.tuple_size
     best, worst, items = judgments.best_items, judgments.worst_items, judgments.items.ravel()
+
+    def counted(weights: np.ndarray) -> np.ndarray:
+        shown = np.bincount(items, np.repeat(weights, size), n)
+        scores = counting_scores(
+            np.bincount(best, weights, n), np.bincount(worst, weights, n), shown
+        )
+        scores[shown == 0] = np.nan
+        return scores
+
+    return split_half_of(judgments, counted, trials=trials, seed=seed)
+
+
+def split_half_of(
+    judgments: Judgments, half_scores: Callable[[np.ndarray], np.ndarray], *, trials: int, seed=0
+) -> SplitHalf:
+    """Split-half reliability of the scores ``half_scores`` gives for one half (its argument:
+    the judgments' weights, 1 in the half and 0 outside; its result: a score per item, NaN
+    for an item the half does not score), over ``trials`` splits by ``half_masks``."""
+    if trials < 1:
+        raise ValueError("trials must be at least 1")
     correlations = np.full(trials, np.nan)
     split, masks = half_masks(judgments, trials=trials, seed=seed)
     for trial, first in enumerate(masks):
-        halves = []
-        for mask in (first, ~first):
-            weights = mask.astype(float)
-            shown = np.bincount(items, np.repeat(weights, size), n)
-            scores = counting_scores(
-                np.bincount(best, weights, n), np.bincount(worst, weights, n), shown
-            )
-            scores[shown == 0] = np.nan
-            halves.append(scores)
-        both = ~np.isnan(halves[0]) & ~np.isnan(halves[1])
+        halves = [half_scores(mask.astype(float)) for mask in (first, ~first)]
+        both = np.isfinite(halves[0]) & np.isfinite(halves[1])
         if both.sum() >= 3:
             correlations[trial] = _spearman(halves[0][both], halves[1][both])
     if np.isfinite(correlations).any():
