@@ -35,9 +35,7 @@ sys.path.insert(0, ROOT)
 
 import argparse
 import http.cookies
-import io
 import random
-import re
 import resource
 import tempfile
 import time
@@ -45,12 +43,6 @@ import urllib.parse
 from collections import Counter, defaultdict
 from pathlib import Path
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-FORM_ACTION = re.compile(r'<form method="post" action="([^"]+)" id="annotate-form"')
-CLIENT_ID = re.compile(r'name="client_id" value="([^"]+)"')
-RADIO = re.compile(r'<input type="radio"[^>]*?name="([^"]+)__(best|worst)" value="([^"]+)"')
-SAVED = re.compile(r'<li class="msg-success">Saved\.</li>')
 CPU_BY_KIND: dict[str, float] = defaultdict(float)
 
 
@@ -69,14 +61,6 @@ def parse_args():
     return parser.parse_args()
 
 
-def recreate_database(args) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{args.db}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{args.db}"')
-
-
 def bench_module():
     """benchmarks/queue.py, under another name (its own would shadow the standard queue)."""
     import importlib.util
@@ -88,9 +72,8 @@ def bench_module():
     return module
 
 
-def backend_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+# Its helpers: the project files, the database, the WSGI environ, a process's CPU.
+BENCH = bench_module()
 
 
 class Browser:
@@ -104,25 +87,7 @@ class Browser:
     def request(self, method: str, url: str, form: dict | None = None):
         parts = urllib.parse.urlsplit(url)
         body = urllib.parse.urlencode(form).encode() if form is not None else b""
-        environ = {
-            "REQUEST_METHOD": method,
-            "PATH_INFO": parts.path,
-            "QUERY_STRING": parts.query,
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8000",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "HTTP_HOST": "127.0.0.1:8000",
-            "HTTP_ACCEPT": "text/html",
-            "CONTENT_LENGTH": str(len(body)),
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.url_scheme": "http",
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": True,
-            "wsgi.run_once": False,
-            "wsgi.version": (1, 0),
-        }
+        environ = BENCH.wsgi_environ(method, parts.path, parts.query, body, HTTP_ACCEPT="text/html")
         if form is not None:
             environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
         if self.cookies:
@@ -182,7 +147,7 @@ class Participant:
         slug = self.slug
         _, location, _ = self.go("GET", f"/p/{slug}/start?PROLIFIC_PID={self.pid}", kind="entry")
         self.follow(location, "entry")  # the consent page
-        token = CSRF_INPUT.search(self.page).group(1)
+        token = BENCH.CSRF_INPUT.search(self.page).group(1)
         _, location, _ = self.go(
             "POST", self.path, {"csrfmiddlewaretoken": token, "agree": "yes"}, kind="entry"
         )
@@ -200,17 +165,8 @@ class Participant:
 
     def unit(self):
         """Answers the unit in front of them and goes on to the next page."""
-        action = FORM_ACTION.search(self.page).group(1)
-        choices: dict[str, dict[str, list[str]]] = {}
-        for scheme, side, value in RADIO.findall(self.page):
-            choices.setdefault(scheme, {}).setdefault(side, []).append(value)
-        form = {
-            "csrfmiddlewaretoken": CSRF_INPUT.search(self.page).group(1),
-            "client_id": CLIENT_ID.search(self.page).group(1),
-            "time_taken_ms": str(self.rng.randint(2000, 5000)),
-        }
-        for scheme, sides in choices.items():
-            form[f"{scheme}__best"], form[f"{scheme}__worst"] = self.rng.sample(sides["best"], 2)
+        action, form = BENCH.answer_form(self.page, self.path, self.rng)
+        form["time_taken_ms"] = str(self.rng.randint(2000, 5000))
         _, location, _ = self.go("POST", action, form, kind="answer", expect=(302,))
         for _ in range(6):
             path = urllib.parse.urlsplit(location).path
@@ -221,7 +177,7 @@ class Participant:
                 break
         else:
             raise RuntimeError(f"too many redirects to {location}")
-        if not SAVED.search(self.page):
+        if not BENCH.SAVED.search(self.page):
             raise RuntimeError(f"{self.pid}: no 'Saved.' after an answer, on {self.path}")
         self.units += 1
 
@@ -240,7 +196,7 @@ def main() -> None:
         DB_CONN_MAX_AGE="3600",
     )
     os.environ.pop("REDIS_URL", None)
-    recreate_database(args)
+    BENCH.drop_and_create(f"{args.pg}/postgres", args.db)
 
     import django
 
@@ -249,13 +205,12 @@ def main() -> None:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    bench = bench_module()
     from config.wsgi import application
     from projects.services import import_project
 
     folder = Path(tempfile.mkdtemp(prefix="participant-cpu-"))
-    config = bench.write_launch_project(folder, args.tuples, args.quota)
-    slug = bench.LAUNCH_SLUG
+    config = BENCH.write_launch_project(folder, args.tuples, args.quota)
+    slug = BENCH.LAUNCH_SLUG
     import_project(config_path=config, slug=slug)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
@@ -302,9 +257,13 @@ def main() -> None:
         profiler.enable()
     kinds.clear()
     CPU_BY_KIND.clear()
-    pg0, cpu0, wall0 = backend_cpu(pid), time.process_time(), time.perf_counter()
+    pg0, cpu0, wall0 = BENCH.proc_cpu(pid), time.process_time(), time.perf_counter()
     done = run(args.units)
-    cpu, wall, pg = time.process_time() - cpu0, time.perf_counter() - wall0, backend_cpu(pid) - pg0
+    cpu, wall, pg = (
+        time.process_time() - cpu0,
+        time.perf_counter() - wall0,
+        BENCH.proc_cpu(pid) - pg0,
+    )
     if profiler is not None:
         import pstats
 

@@ -37,6 +37,7 @@ import argparse
 import concurrent.futures
 import http.client
 import http.cookies
+import io
 import json
 import platform
 import random
@@ -73,10 +74,40 @@ def pg_url(args, dbname: str) -> str:
     return f"postgres://{args.pg_user}@{args.pg_host}:{args.pg_port}/{dbname}"
 
 
+def drop_and_create(admin_url: str, db: str) -> None:
+    """A fresh, empty database ``db`` (dropped first, its connections closed)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{db}"')
+
+
 def recreate_database(args) -> None:
-    with psycopg.connect(pg_url(args, args.admin_db), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{args.db}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{args.db}"')
+    drop_and_create(pg_url(args, args.admin_db), args.db)
+
+
+def wsgi_environ(method: str, path: str, query: str = "", body: bytes = b"", **headers) -> dict:
+    """The WSGI environ a server on 127.0.0.1:8000 would hand the application for this
+    request (for the in-process benchmarks, benchmarks/queue_cpu.py and participant_cpu.py);
+    ``headers`` are further environ keys (HTTP_COOKIE, CONTENT_TYPE, ...)."""
+    return {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1:8000",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+        **headers,
+    }
 
 
 def write_project(folder: Path, n_tuples: int) -> Path:

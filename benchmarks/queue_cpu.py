@@ -32,7 +32,6 @@ ROOT = os.path.dirname(_HERE)
 sys.path.insert(0, ROOT)
 
 import argparse
-import io
 import json
 import random
 import resource
@@ -40,8 +39,6 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def parse_args():
@@ -57,14 +54,6 @@ def parse_args():
     return parser.parse_args()
 
 
-def recreate_database(args) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{args.db}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{args.db}"')
-
-
 def bench_module():
     """benchmarks/queue.py, under another name (its own would shadow the standard queue)."""
     import importlib.util
@@ -76,9 +65,8 @@ def bench_module():
     return module
 
 
-def backend_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+# Its helpers: the project files, the database, the WSGI environ, a process's CPU.
+BENCH = bench_module()
 
 
 class Caller:
@@ -89,26 +77,9 @@ class Caller:
         self.auth = f"Token {key}"
 
     def post(self, path: str, body: bytes = b"", content_type: str = "") -> tuple[int, bytes]:
-        environ = {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": path,
-            "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8000",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "HTTP_HOST": "127.0.0.1:8000",
-            "HTTP_AUTHORIZATION": self.auth,
-            "HTTP_ACCEPT": "application/json",
-            "CONTENT_LENGTH": str(len(body)),
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.url_scheme": "http",
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": True,
-            "wsgi.run_once": False,
-            "wsgi.version": (1, 0),
-        }
+        environ = BENCH.wsgi_environ(
+            "POST", path, body=body, HTTP_AUTHORIZATION=self.auth, HTTP_ACCEPT="application/json"
+        )
         if content_type:
             environ["CONTENT_TYPE"] = content_type
         status = []
@@ -153,7 +124,7 @@ def main() -> None:
         SERVER_TIMING="0",
     )
     os.environ.pop("REDIS_URL", None)
-    recreate_database(args)
+    BENCH.drop_and_create(f"{args.pg}/postgres", args.db)
 
     import django
 
@@ -163,7 +134,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
 
-    write_project = bench_module().write_project
+    write_project = BENCH.write_project
     from django.contrib.auth import get_user_model
 
     from config.wsgi import application
@@ -198,9 +169,13 @@ def main() -> None:
 
         profiler = cProfile.Profile(time.process_time)
         profiler.enable()
-    pg0, cpu0, wall0 = backend_cpu(pid), time.process_time(), time.perf_counter()
+    pg0, cpu0, wall0 = BENCH.proc_cpu(pid), time.process_time(), time.perf_counter()
     done = run(args.pairs)
-    cpu, wall, pg = time.process_time() - cpu0, time.perf_counter() - wall0, backend_cpu(pid) - pg0
+    cpu, wall, pg = (
+        time.process_time() - cpu0,
+        time.perf_counter() - wall0,
+        BENCH.proc_cpu(pid) - pg0,
+    )
     if profiler is not None:
         import pstats
 
