@@ -5,6 +5,7 @@ trace steps, parallel lists such as `S__start`/`S__end` for segment and box rows
 
 from django.http import QueryDict
 
+from .answers import submit_answers
 from .schemes import scheme_type
 from .schemes.base import WHOLE
 from .validation import MAX_MILLISECONDS, AnswerError
@@ -35,3 +36,18 @@ def answers_from_post(schemes: list[dict], post: QueryDict) -> dict:
     if errors:
         raise AnswerError(errors)
     return answers
+
+
+def submit_posted(*, project, user, unit_id: int, post: QueryDict):
+    """The web form's answer to a unit read and stored (answers.submit_answers): AnswerError
+    for a form that does not read or answers that do not validate (nothing stored), and
+    SubmitRefused as submit_answers raises it."""
+    answers = answers_from_post(project.schemes, post)
+    return submit_answers(
+        project=project,
+        user=user,
+        unit_id=unit_id,
+        answers=answers,
+        client_id=post.get("client_id") or None,
+        time_taken_ms=time_taken_from_post(post),
+    )

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from . import gold, selectors
 from .access import visible_project_or_404
-from .answer_forms import answers_from_post, time_taken_from_post
-from .answers import SubmitRefused, submit_answers
+from .answer_forms import submit_posted
+from .answers import SubmitRefused
 from .models import Item, Unit
 from .queue import QueuePolicy
 from .validation import AnswerError
@@ -90,16 +90,7 @@ def _answer(request, project, result):
     if unit is None:
         return redirect("project-training", slug=project.slug)
     try:
-        answers = answers_from_post(project.schemes, request.POST)
-        time_taken_ms = time_taken_from_post(request.POST)
-        submit_answers(
-            project=project,
-            user=request.user,
-            unit_id=unit.pk,
-            answers=answers,
-            client_id=request.POST.get("client_id") or None,
-            time_taken_ms=time_taken_ms,
-        )
+        submit_posted(project=project, user=request.user, unit_id=unit.pk, post=request.POST)
     except AnswerError as exc:
         return _question(
             request, project, unit, result, errors=exc.errors, posted=request.POST, status=400

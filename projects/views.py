@@ -15,8 +15,8 @@ from django.views.decorators.http import require_POST
 from . import gold, selectors, services, unit_page
 from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import EXPORT_TYPES, export_file
-from .answer_forms import answers_from_post, time_taken_from_post
-from .answers import SubmitRefused, submit_answers
+from .answer_forms import submit_posted
+from .answers import SubmitRefused
 from .content_policy import allow_waveform_style
 from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
@@ -421,20 +421,8 @@ def annotate_unit(request, slug, unit_id):
             answers = selectors.my_answers(project, request.user, unit)
         return _render_unit(request, project, unit, answers=answers, held=held)
     try:
-        answers = answers_from_post(project.schemes, request.POST)
-        time_taken_ms = time_taken_from_post(request.POST)
+        submit_posted(project=project, user=request.user, unit_id=unit.pk, post=request.POST)
     except AnswerError as exc:  # refused: nothing is stored, and what was typed comes back
-        return _refused_unit(request, project, unit, exc.errors, held)
-    try:
-        submit_answers(
-            project=project,
-            user=request.user,
-            unit_id=unit.pk,
-            answers=answers,
-            client_id=request.POST.get("client_id") or None,
-            time_taken_ms=time_taken_ms,
-        )
-    except AnswerError as exc:
         return _refused_unit(request, project, unit, exc.errors, held)
     except SubmitRefused as exc:
         messages.error(request, str(exc))
