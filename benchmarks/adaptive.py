@@ -22,7 +22,9 @@ split-half reliability (counting, Spearman-Brown), the model split-half
 (``model_reliability.model_split_half``) and the fit's posterior reliability beside the
 squared Spearman they estimate, and the coverage of the 95% intervals of the true
 (centred) utilities. ``--allocation density`` draws adaptive batches by score density
-instead of squared rank uncertainty. The goal line: the share of the balanced design's
+instead of squared rank uncertainty; ``--oracle F`` designs them from the true utilities
+(the fit's sd times F for the draws), a bound on what designs of this family can reach
+with perfect knowledge of where the items lie. The goal line: the share of the balanced design's
 judgments at r = 8 that the adaptive design needs to reach the same Spearman (mean over
 seeds; interpolated between checkpoints). Figures, not assertions; benchmarks/RESULTS.md
 keeps a run.
@@ -160,8 +162,18 @@ def run_iterative(truth, seed):
 
 
 def run_adaptive(
-    truth, seed, *, sharpness=1.0, batch_share=0.5, jitter=1.0, allocation="uncertainty"
+    truth,
+    seed,
+    *,
+    sharpness=1.0,
+    batch_share=0.5,
+    jitter=1.0,
+    allocation="uncertainty",
+    oracle=None,
 ):
+    """Balanced first R0 appearances, then adaptive batches designed from the current fit;
+    with ``oracle`` (an sd), designed from the true utilities instead, as if the fit knew
+    them to within that sd: an upper bound for designs of this family."""
     n = truth.size
     study = Study(truth, np.random.default_rng([seed, 2]))
     study.judge(balanced_tuples(n, SIZE, R0, seed=seed))
@@ -173,8 +185,8 @@ def run_adaptive(
     step = 0
     while study.spent < FINAL - 1e-9:
         batch = adaptive_batch(
-            scores,
-            sd,
+            scores if oracle is None else truth,
+            sd if oracle is None else sd * oracle,
             state,
             batch_tuples=min(batch_tuples, round((FINAL - study.spent) * n / SIZE)),
             max_appearances=MAX_APPEARANCES,
@@ -249,7 +261,7 @@ def goal_lines(results: dict) -> list[str]:
     for (n, distribution), curves in results.items():
         goal = curves["balanced"][-1]["spearman"]
         reach = spent_to_reach(curves["adaptive"], goal)
-        iterative = spent_to_reach(curves["iterative"], goal)
+        iterative = spent_to_reach(curves["iterative"], goal) if "iterative" in curves else None
         share = None if reach is None else reach / FINAL
         lines.append(
             f"| {n:,} | {distribution} | {goal:.4f}"
@@ -343,6 +355,10 @@ def main(argv=None) -> None:
         "--allocation", choices=("uncertainty", "density"), default="uncertainty",
         help="how adaptive batches draw items (bws.core.adaptive.adaptive_batch)",
     )  # fmt: skip
+    parser.add_argument(
+        "--oracle", type=float, default=None, metavar="SD",
+        help="design adaptive batches from the true utilities known to within SD (a bound)",
+    )  # fmt: skip
     parser.add_argument("--max-appearances", type=int, default=MAX_APPEARANCES)
     parser.add_argument("--curves", action="store_true", help="print every checkpoint")
     parser.add_argument("--save", type=Path, help="also write the curves to this JSON file")
@@ -362,6 +378,7 @@ def main(argv=None) -> None:
         for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share"):
             setattr(args, key, saved[key])
         args.allocation = saved.get("allocation", "uncertainty")
+        args.oracle = saved.get("oracle")
         MAX_APPEARANCES = saved.get("max_appearances", MAX_APPEARANCES)
         for entry in saved["results"]:
             results[(entry["items"], entry["distribution"])] = entry["curves"]
@@ -381,6 +398,7 @@ def main(argv=None) -> None:
                                 batch_share=args.batch_share,
                                 jitter=args.jitter,
                                 allocation=args.allocation,
+                                oracle=args.oracle,
                             )
                         )
                     else:
@@ -398,7 +416,15 @@ def main(argv=None) -> None:
         ]
         saved = {
             key: getattr(args, key)
-            for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share", "allocation")
+            for key in (
+                "strategies",
+                "seeds",
+                "sharpness",
+                "jitter",
+                "batch_share",
+                "allocation",
+                "oracle",
+            )
         }
         saved["max_appearances"] = MAX_APPEARANCES
         saved["results"] = entries
@@ -407,13 +433,15 @@ def main(argv=None) -> None:
     print(f"mean over {args.seeds} seed(s); adaptive batches of {args.batch_share} app./item,")
     print(
         f"at most {MAX_APPEARANCES} appearances per item, sharpness {args.sharpness},"
-        f" jitter {args.jitter}, allocation by {args.allocation}.\n"
+        f" jitter {args.jitter}, allocation by {args.allocation}"
+        + ("" if args.oracle is None else f", designed from the truth within sd {args.oracle}")
+        + ".\n"
     )
     print("\n".join(print_table(results)))
-    if set(STRATEGIES) <= set(args.strategies):
+    if {"balanced", "adaptive"} <= set(args.strategies):
         print()
         print("\n".join(goal_lines(results)))
-        if args.plot:
+        if args.plot and set(STRATEGIES) <= set(args.strategies):
             write_svg(results, args.plot)
             print(f"\nplot: {args.plot}")
     if args.curves:
