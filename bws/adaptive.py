@@ -139,50 +139,12 @@ def model_reliability(project: Project, judgments, method: str, *, seed: int = 0
     """For an adaptive project, the split-half reliability of a model fit
     (``core.model_reliability``: the counting split-half misreads tuples of close items),
     in the stored form of a run's ``reliability["model"]``; None for a balanced-only
-    design or when no split gives a correlation. The run's method when it is a model,
-    else Plackett-Luce."""
-    from .core.model_reliability import MODEL_METHOD, model_split_half
-    from .core.scoring import METHOD_NAMES
+    design or when no split gives a correlation."""
+    from .core.model_reliability import model_reliability_entry
 
-    if settings_of(project) is None or judgments.n_judgments < 2:
+    if settings_of(project) is None:
         return None
-    model = method if method != "counting" else MODEL_METHOD
-    result = model_split_half(judgments, method=model, seed=seed)
-    if not np.isfinite(result.mean):
-        return None
-    return {
-        "method": model,
-        "method_name": METHOD_NAMES[model],
-        "mean": result.mean,
-        "std": float(result.std),
-        "spearman_brown": result.spearman_brown,
-        "spearman_brown_reason": result.spearman_brown_reason,
-        "trials": result.trials,
-        "split": result.split,
-    }
-
-
-def with_model_reliability(stats: str, model: dict | None) -> str:
-    """A run's stats text with the line of ``model_reliability`` after the split-half's
-    (unchanged when None)."""
-    if model is None:
-        return stats
-    brown = model["spearman_brown"]
-    brown = model["spearman_brown_reason"] if brown is None else f"{brown:.2f}"
-    line = (
-        f"Model Split-Half Reliability ({model['method_name']} fit of each half): r = "
-        f"{model['mean']:.2f} (Spearman-Brown {brown}; sd {model['std']:.2f} over "
-        f"{model['trials']} splits)\n  An adaptive design: the counting split-half reads low, "
-        "this one high; in simulations the true reliability lay between (from 4 "
-        "appearances per item on)."
-    )
-    lines = stats.split("\n")
-    at = next((k for k, text in enumerate(lines) if text.startswith("Split-Half")), None)
-    if at is None:
-        return "\n".join([*lines, line])
-    while at + 1 < len(lines) and lines[at + 1].startswith("  "):
-        at += 1
-    return "\n".join([*lines[: at + 1], line, *lines[at + 1 :]])
+    return model_reliability_entry(judgments, method, seed=seed)
 
 
 # --------------------------------------------------------------------------- the platform

@@ -29,6 +29,7 @@ from bws.core.diagnostics import (
 from bws.core.intervals import Intervals as CalibratedIntervals
 from bws.core.intervals import counting_intervals, model_intervals
 from bws.core.judgments import Judgments, build_judgments
+from bws.core.model_reliability import model_reliability_entry, model_reliability_lines
 from bws.core.reliability import SplitHalf, split_half
 from bws.core.scoring import (
     DEFAULT_ALPHA,
@@ -409,8 +410,12 @@ def format_stats(
     top: int = 5,
     diagnostics: Diagnostics | None = None,
     advice: Advice | None = None,
+    model_reliability: dict | None = None,
 ) -> str:
     """One scheme's block of the statistics text, without the title.
+
+    ``model_reliability``: an adaptive design's model split-half
+    (``model_reliability.model_reliability_entry``), shown after the counting one.
 
     Approximate intervals of the top items are marked APPROXIMATE_MARK (a zero-width one
     shows no number); the block ends with the diagnostics' warnings, if any.
@@ -456,6 +461,8 @@ def format_stats(
             lines.append(
                 "  One judgment per tuple: the tuples were split in two, not their judgments."
             )
+    if model_reliability is not None:
+        lines += model_reliability_lines(model_reliability)
     if advice is not None:
         lines += ["", *advice.lines()]
     if diagnostics.messages:
@@ -487,18 +494,11 @@ def _tidy(value: float) -> float:
     return round(float(value), 2) + 0.0
 
 
-def _model_split_half(study: Study, judgments: Judgments, method: str, seed: int) -> dict:
-    """For an adaptive design, the advice's options for a reliability range: the split-half
-    of a model fit (the scheme's method when a model, else Plackett-Luce); {} otherwise."""
-    from bws.core.model_reliability import MODEL_METHOD, model_split_half
-
+def _model_reliability(study: Study, judgments: Judgments, method: str, seed: int) -> dict | None:
+    """For an adaptive design, the model split-half in a run's stored form; else None."""
     if study.config.bws is None or study.config.bws.adaptive is None:
-        return {}
-    if judgments.n_judgments < 2:
-        return {}
-    model = method if method != "counting" else MODEL_METHOD
-    mean = model_split_half(judgments, method=model, seed=seed).mean
-    return {"model_split_half": mean, "model_name": METHOD_NAMES[model]}
+        return None
+    return model_reliability_entry(judgments, method, seed=seed)
 
 
 def study_stats(study: Study, *, seed: int | None = None) -> str:
@@ -522,6 +522,7 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
             seed=seed,
         )
         reliability = split_half(judgments, seed=seed)
+        model = _model_reliability(study, judgments, options["method"], seed)
         blocks.append(
             format_stats(
                 scheme.name,
@@ -533,8 +534,13 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
                 advice=advice_for_judgments(
                     judgments,
                     reliability.mean,
-                    **_model_split_half(study, judgments, options["method"], seed),
+                    **(
+                        {}
+                        if model is None
+                        else {"model_split_half": model["mean"], "model_name": model["method_name"]}
+                    ),
                 ),
+                model_reliability=model,
             )
         )
     return "BWS Statistics\n==============\n" + "\n\n".join(blocks) + "\n"

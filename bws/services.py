@@ -379,6 +379,7 @@ def score_everything(
         reliability=reliability,
         item_ids=ids,
         advice=advice,
+        model_reliability=model,
     )
     return rows, reliability, points, stats, advice
 
@@ -428,7 +429,6 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
     # advice's projected reliability a range between them).
     model = adaptive.model_reliability(project, judgments, run.method, seed=params.get("seed", 0))
     rows, reliability, points, stats, advice = score_everything(*work, model=model)
-    stats = adaptive.with_model_reliability(stats, model)
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():

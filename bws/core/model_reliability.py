@@ -31,9 +31,16 @@ import numpy as np
 
 from bws.core.judgments import Judgments
 from bws.core.reliability import SplitHalf, split_half_of
-from bws.core.scoring import fit
+from bws.core.scoring import METHOD_NAMES, fit
 
-__all__ = ["DEFAULT_TRIALS", "MODEL_METHOD", "model_split_half", "posterior_reliability"]
+__all__ = [
+    "DEFAULT_TRIALS",
+    "MODEL_METHOD",
+    "model_reliability_entry",
+    "model_reliability_lines",
+    "model_split_half",
+    "posterior_reliability",
+]
 
 # Each trial costs two fits (0.1-0.2 s each at 10,000 items and 20,000 judgments).
 DEFAULT_TRIALS = 5
@@ -57,6 +64,41 @@ def model_split_half(
         return scores
 
     return split_half_of(judgments, fitted, trials=trials, seed=seed)
+
+
+def model_reliability_entry(judgments: Judgments, method: str, *, seed=0) -> dict | None:
+    """The model split-half of an adaptive design in the form a scoring run stores and the
+    stats text shows (``reliability["model"]``): the scheme's method when it is a model,
+    else MODEL_METHOD; None with fewer than 2 judgments or when no split correlates."""
+    if judgments.n_judgments < 2:
+        return None
+    model = method if method != "counting" else MODEL_METHOD
+    result = model_split_half(judgments, method=model, seed=seed)
+    if not np.isfinite(result.mean):
+        return None
+    return {
+        "method": model,
+        "method_name": METHOD_NAMES[model],
+        "mean": result.mean,
+        "std": float(result.std),
+        "spearman_brown": result.spearman_brown,
+        "spearman_brown_reason": result.spearman_brown_reason,
+        "trials": result.trials,
+        "split": result.split,
+    }
+
+
+def model_reliability_lines(entry: dict) -> list[str]:
+    """The stats text's lines for a ``model_reliability_entry``."""
+    brown = entry["spearman_brown"]
+    brown = entry["spearman_brown_reason"] if brown is None else f"{brown:.2f}"
+    return [
+        f"Model Split-Half Reliability ({entry['method_name']} fit of each half): r = "
+        f"{entry['mean']:.2f} (Spearman-Brown {brown}; sd {entry['std']:.2f} over "
+        f"{entry['trials']} splits)",
+        "  An adaptive design: the counting split-half reads low, this one high; in "
+        "simulations the true reliability lay between (from 4 appearances per item on).",
+    ]
 
 
 def posterior_reliability(scores, sd) -> float | None:

@@ -3,6 +3,8 @@ between the counting split-half's projection (which reads low there) and the mod
 split-half's (which reads high), on the platform, in the API and in python -m bws stats;
 balanced projects are advised as before."""
 
+import re
+
 import numpy as np
 import pytest
 from django.urls import reverse
@@ -281,11 +283,17 @@ def test_python_m_bws_stats_gives_an_adaptive_study_a_range(tmp_path, capsys):
     assert "  projected reliability between " in out and "more judgments (between " in out
     assert "  how: reliability: a range, as the design is adaptive" in out
     assert "Bradley-Terry fit of each half" in out  # the scheme's own model
+    # the model split-half's own line, right after the counting split-half's
+    lines = out.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith("Model Split-Half"))
+    assert lines[at - 1].startswith(("Split-Half", "  ")) and "Bradley-Terry" in lines[at]
+    assert re.search(r"r = -?\d\.\d\d \(Spearman-Brown ", lines[at])
     # the same study without the block: one projection, as before
     config.write_text(text)
     assert cli_scoring.main(["stats", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert "  projected reliability: " in out and "projected reliability between" not in out
+    assert "Model Split-Half" not in out
 
 
 def test_advice_stored_before_the_range_still_shows_its_one_projection():
