@@ -26,6 +26,7 @@ from bws.filemode import (
     INTERVAL_METHODS,
     SHRINKAGE,
     StudyError,
+    design_strategy,
     load_study,
     report_diagnostics,
     scheme_scoring,
@@ -205,7 +206,7 @@ def run_score(args: argparse.Namespace) -> int:
         f"from {judgments.n_judgments} judgments ({METHOD_NAMES[method]}{interval}){note}"
     )
     print(f"Wrote {path}")
-    for message in report_diagnostics(report).messages:
+    for message in report_diagnostics(report, design=design_strategy(study)).messages:
         print(f"warning: {message}", file=sys.stderr)
     return 0
 

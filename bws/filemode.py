@@ -411,18 +411,20 @@ def format_stats(
     diagnostics: Diagnostics | None = None,
     advice: Advice | None = None,
     model_reliability: dict | None = None,
+    design: str | None = None,
 ) -> str:
     """One scheme's block of the statistics text, without the title.
 
     ``model_reliability``: an adaptive design's model split-half
     (``model_reliability.model_reliability_entry``), shown after the counting one.
+    ``design``: the adaptive strategy, if any (``report_diagnostics``).
 
     Approximate intervals of the top items are marked APPROXIMATE_MARK (a zero-width one
     shows no number); the block ends with the diagnostics' warnings, if any.
     """
     judgments, scores = report.judgments, report.scores
     if diagnostics is None:
-        diagnostics = report_diagnostics(report)
+        diagnostics = report_diagnostics(report, design=design)
     annotated = judgments.n_tuples
     shown = scores.appearances > 0
     values = scores.scores[shown]
@@ -474,9 +476,16 @@ def format_stats(
     return "\n".join(lines)
 
 
-def report_diagnostics(report: ScoreReport) -> Diagnostics:
-    """The checks of a report's judgments, scores and intervals (bws.core.diagnostics)."""
-    return diagnose_report(report.judgments, report.scores, report.intervals)
+def report_diagnostics(report: ScoreReport, *, design: str | None = None) -> Diagnostics:
+    """The checks of a report's judgments, scores and intervals (bws.core.diagnostics);
+    ``design``: the adaptive strategy that chose the tuples after the balanced start."""
+    return diagnose_report(report.judgments, report.scores, report.intervals, design=design)
+
+
+def design_strategy(study: Study) -> str | None:
+    """The adaptive strategy of a study's design ("adaptive" or "iterative"), or None."""
+    adaptive = study.config.bws.adaptive if study.config.bws is not None else None
+    return None if adaptive is None else str(adaptive.strategy)
 
 
 def _half_width(intervals: Intervals, diagnostics: Diagnostics, item: int) -> str:
@@ -496,7 +505,7 @@ def _tidy(value: float) -> float:
 
 def _model_reliability(study: Study, judgments: Judgments, method: str, seed: int) -> dict | None:
     """For an adaptive design, the model split-half in a run's stored form; else None."""
-    if study.config.bws is None or study.config.bws.adaptive is None:
+    if design_strategy(study) is None:
         return None
     return model_reliability_entry(judgments, method, seed=seed)
 
@@ -541,6 +550,7 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
                     ),
                 ),
                 model_reliability=model,
+                design=design_strategy(study),
             )
         )
     return "BWS Statistics\n==============\n" + "\n\n".join(blocks) + "\n"

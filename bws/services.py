@@ -338,12 +338,21 @@ class _Computed:
 
 
 def score_everything(
-    judgments, method: str, params: dict, ids, texts, planned, scheme: str, model=None
+    judgments,
+    method: str,
+    params: dict,
+    ids,
+    texts,
+    planned,
+    scheme: str,
+    model=None,
+    design: str | None = None,
 ):
     """The numeric part of a run, with no database access: scores with intervals,
     split-half reliability, convergence, the advice on when to stop and the stats text.
     ``model``: an adaptive design's model split-half (bws.adaptive.model_reliability), which
-    makes the advice's projected reliability a range."""
+    makes the advice's projected reliability a range. ``design``: the adaptive strategy
+    (bws.core.diagnostics marks intervals under iterative rounds approximate)."""
     from .core.advice import advice_for_judgments
     from .core.convergence import convergence
     from .core.reliability import split_half
@@ -380,6 +389,7 @@ def score_everything(
         item_ids=ids,
         advice=advice,
         model_reliability=model,
+        design=design,
     )
     return rows, reliability, points, stats, advice
 
@@ -428,8 +438,10 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
     # An adaptive design: the split-half of a model fit beside the counting one (and the
     # advice's projected reliability a range between them).
     model = adaptive.model_reliability(project, judgments, run.method, seed=params.get("seed", 0))
-    rows, reliability, points, stats, advice = score_everything(*work, model=model)
-    diagnostics = _diagnostics(judgments, run.method, params, rows, ids)
+    settings = adaptive.settings_of(project)
+    design = None if settings is None else str(settings.strategy)
+    rows, reliability, points, stats, advice = score_everything(*work, model=model, design=design)
+    diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
         write_item_scores(run, rows, index_of)
@@ -553,9 +565,10 @@ def _reliability_dict(reliability, model: dict | None = None) -> dict | None:
     return stored
 
 
-def _diagnostics(judgments, method: str, params: dict, rows, ids) -> dict:
+def _diagnostics(judgments, method: str, params: dict, rows, ids, *, design=None) -> dict:
     """The run's diagnostics (bws.core.diagnostics) in their stored JSON form, from the
-    judgments and the intervals of the score table's rows."""
+    judgments and the intervals of the score table's rows (``design``: the adaptive
+    strategy, if any)."""
     from .core.diagnostics import diagnose
 
     low = high = None
@@ -573,7 +586,7 @@ def _diagnostics(judgments, method: str, params: dict, rows, ids) -> dict:
     else:
         kind, unit = "calibrated", "tuple" if method == "counting" else "model"
     return diagnose(
-        judgments, method=method, low=low, high=high, unit=unit, interval_kind=kind
+        judgments, method=method, low=low, high=high, unit=unit, interval_kind=kind, design=design
     ).to_dict()
 
 

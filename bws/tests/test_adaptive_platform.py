@@ -387,3 +387,51 @@ def test_an_adaptive_run_reports_the_model_split_half_where_split_half_is_shown(
     )
     assert "model" not in plain_run.reliability
     assert "Model Split-Half" not in plain_run.stats_text
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "iterative"])
+def test_intervals_under_iterative_rounds_are_shown_as_approximate(
+    client, tmp_path, settings, inline_tasks, django_capture_on_commit_callbacks, strategy
+):
+    from rest_framework.test import APIClient
+
+    from bws import services
+
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, truth = write_study(
+        tmp_path / strategy, adaptive_block=ADAPTIVE + f"        strategy: {strategy}\n"
+    )
+    project = import_project(config_path=config, slug=strategy).project
+    project.truth = truth
+    run_study(project, django_capture_on_commit_callbacks)
+    marks = {}
+    for method in ("counting", "plackett_luce"):  # counting's intervals are never marked
+        run = services.execute_run(
+            services.request_run(
+                project=project, scheme="quality", method=method, trigger=ScoreRun.Trigger.MANUAL
+            ).pk
+        )
+        marks[method] = run.diagnostics["approximate"].get("bucketed_design", [])
+    assert marks["counting"] == []
+    marked = marks["plackett_luce"]
+    said = [m for m in run.diagnostics["messages"] if "score buckets" in m]
+    manager = UserFactory(username="reader")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    api = APIClient()
+    api.force_authenticate(manager)
+    items = api.get(f"/api/v1/projects/{project.slug}/scores/", {"method": "plackett_luce"}).json()[
+        "items"
+    ]
+    client.force_login(manager)
+    html = client.get(
+        reverse("bws-dashboard", args=[project.slug]), {"method": "plackett_luce"}
+    ).content.decode()
+    if strategy == "adaptive":  # its intervals covered in simulations: not marked
+        assert marked == [] and said == [] and "score buckets" not in html
+        assert "score buckets" not in run.stats_text
+        return
+    assert sorted(marked) == list(range(N_ITEMS)) and len(said) == 1
+    assert "0.67-0.97" in said[0] and said[0] in " ".join(run.stats_text.split())
+    assert all(item["interval_approximate"] for item in items)
+    assert all("score buckets" in item["interval_note"] for item in items)
+    assert "score buckets (iterative rounds)" in html and "data-approximate" in html

@@ -351,6 +351,24 @@ def test_python_m_bws_stats_gives_an_adaptive_study_a_range(tmp_path, capsys):
     assert "Model Split-Half" not in out
 
 
+def test_python_m_bws_warns_that_intervals_under_iterative_rounds_are_approximate(tmp_path, capsys):
+    config, _, _ = make_study(tmp_path, n_items=40)
+    text = config.read_text()
+    for strategy in ("iterative", "adaptive"):
+        block = f"  seed: 42\n  adaptive:\n    strategy: {strategy}\n    initial_appearances: 4\n"
+        config.write_text(text.replace("  seed: 42\n", block, 1))
+        assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+        stats = " ".join(capsys.readouterr().out.split())
+        assert cli_scoring.main(["score", "--config", str(config)]) == 0
+        warned = capsys.readouterr().err
+        if strategy == "iterative":  # the scheme's Bradley-Terry intervals
+            assert "drawn inside score buckets (iterative rounds)" in stats
+            assert "warning: The tuples after the balanced start were drawn inside" in warned
+            assert "\u2248\u00b1" in stats  # every top item's interval marked approximate
+        else:
+            assert "score buckets" not in stats and "score buckets" not in warned
+
+
 def test_advice_stored_before_the_range_still_shows_its_one_projection():
     from django.template.loader import render_to_string
 
