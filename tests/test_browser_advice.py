@@ -90,3 +90,41 @@ def test_the_adaptive_design_card_lists_its_batches(
     advice.locator("summary").click()
     assert "reads low" in advice.locator("details").inner_text()
     advice.screenshot(path=ARTIFACTS / "bws-advice-card-adaptive.png")
+
+
+def test_intervals_under_iterative_rounds_are_marked_approximate_on_the_page(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    from bws import adaptive
+    from bws.tests.test_adaptive_platform import ADAPTIVE, answer, write_study
+    from projects.queue import next_unit
+
+    page = browser_page
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
+    config, truth = write_study(
+        tmp_path / "study", adaptive_block=ADAPTIVE + "        strategy: iterative\n"
+    )
+    project = import_project(config_path=config, slug="rounds").project
+    project.truth = truth
+    rng = np.random.default_rng(1)
+    users = [UserFactory(username=f"a{n}") for n in range(3)]
+    for n in range(80):
+        unit = next_unit(project=project, user=users[n % 3])
+        if unit is None:
+            break
+        answer(project, users[n % 3], unit, rng)
+    services.execute_run(
+        services.request_run(project=project, scheme="quality", method="plackett_luce").pk
+    )
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/rounds/bws/?method=plackett_luce")
+    assert "drawn inside score buckets (iterative rounds)" in page.content()
+    marks = page.locator("td[data-approximate] abbr")
+    assert marks.count() == 40
+    assert "score buckets" in marks.first.get_attribute("title")
+    page.screenshot(path=ARTIFACTS / "bws-dashboard-iterative.png", full_page=True)
