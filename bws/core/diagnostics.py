@@ -26,7 +26,7 @@ from scipy.sparse.csgraph import connected_components
 
 from bws.core.bootstrap import UNITS, cluster_labels
 from bws.core.judgments import Judgments
-from bws.core.scoring import Scores
+from bws.core.scoring import METHOD_NAMES, Scores
 
 # An item's interval is marked approximate below these counts. Measured by
 # `python benchmarks/coverage.py --thresholds --items 120 --reps 30` (benchmarks/RESULTS.md,
@@ -44,15 +44,23 @@ MIN_CLUSTERS = 6
 # Intervals narrower than this, relative to the score scale (largest |end|, at least 1),
 # have zero width: no spread at all (in a bootstrap, every resample gave the same score).
 ZERO_WIDTH = 1e-9
-# Under iterative rounds (tuples drawn inside score buckets of the current fit) the
-# empirical-Bayes prior is estimated far too wide (4.1-4.7 for a true 1: the bucket levels
-# rest on the very judgments that formed the buckets), and the 95% intervals of
-# Plackett-Luce covered the true utilities 0.67-0.83 of the time after a balanced start of
-# 2 appearances and 0.90-0.97 after one of 4 (1,000 items, normal and t3 utilities, up to
-# 12 appearances), Bradley-Terry's 0.74-0.85 and 0.92-0.93 (normal utilities);
-# benchmarks/RESULTS.md, "Intervals under iterative rounds". Every model interval of such a
-# design is marked approximate, with these figures. Counting's covered 0.96-0.98 there.
-BUCKETED_COVERAGE = "0.67 to 0.97"
+# Where the tuples after a balanced start were chosen from the current fit, the 95%
+# intervals of some methods missed the 0.93-0.97 band in simulations (1,000 items, normal
+# and t3 utilities, starts of 2 and 4 balanced appearances, up to 12; benchmarks/RESULTS.md,
+# "Intervals under iterative rounds"). Under iterative rounds the empirical-Bayes prior is
+# estimated far too wide (4.1-4.7 for a true 1: the bucket levels rest on the very
+# judgments that formed the buckets). Every interval of these (strategy, method) pairs is
+# marked approximate, with the measured range; counting's covered under both strategies
+# (0.94-0.98) and Plackett-Luce's under adaptive batches (0.94-0.97).
+DESIGN_COVERAGE = {
+    ("iterative", "plackett_luce"): "0.67-0.97",
+    ("iterative", "bradley_terry"): "0.74-0.95",
+    ("adaptive", "bradley_terry"): "0.92-0.95",
+}
+DESIGN_WORDS = {
+    "iterative": "drawn inside score buckets (iterative rounds)",
+    "adaptive": "designed from the current fit (adaptive batches)",
+}
 
 # Why an item's interval is approximate (bits of Diagnostics.interval_flags).
 FEW_APPEARANCES = 1
@@ -60,17 +68,15 @@ FEW_CLUSTERS = 2
 ZERO_SPREAD = 4
 SEPARATED = 8
 NO_INTERVAL = 16
-BUCKETED_DESIGN = 32
+DESIGN = 32
 FLAG_NAMES = {
     FEW_APPEARANCES: "few_appearances",
     FEW_CLUSTERS: "few_clusters",
     ZERO_SPREAD: "zero_width",
     SEPARATED: "separated",
     NO_INTERVAL: "no_interval",
-    BUCKETED_DESIGN: "bucketed_design",
+    DESIGN: "design",
 }
-# The design strategy whose intervals are marked approximate (BUCKETED_DESIGN).
-BUCKETED = "iterative"
 UNIT_NOUNS = {"tuple": "tuples", "judgment": "judgments", "annotator": "annotators"}
 APPROXIMATE_MARK = "\u2248"  # ≈
 
@@ -105,6 +111,7 @@ class Diagnostics:
     has_intervals: bool
     interval_kind: str = "bootstrap"
     design: str | None = None
+    design_method: str | None = None  # the method whose intervals missed under ``design``
     min_appearances: int = MIN_APPEARANCES
     min_clusters: int = MIN_CLUSTERS
     messages: list[str] = field(default_factory=list)
@@ -166,6 +173,8 @@ class Diagnostics:
             min_appearances=self.min_appearances,
             min_clusters=self.min_clusters,
             always_best=bool(np.isin(item, self.always_best)),
+            design=self.design,
+            design_method=self.design_method,
         )
 
     def to_dict(self) -> dict:
@@ -193,6 +202,7 @@ class Diagnostics:
             "has_intervals": self.has_intervals,
             "interval_kind": self.interval_kind,
             "design": self.design,
+            "design_method": self.design_method,
             "n_approximate": self.n_approximate,
             "approximate": {name: items for name, items in flagged.items() if items},
             # Distinct clusters of the items with too few, for their notes.
@@ -223,8 +233,8 @@ def diagnose(
     """Check judgments (with their scores' method and intervals when given).
 
     ``design``: the adaptive strategy that chose the tuples after a balanced start, if any
-    ("adaptive" or "iterative"); under iterative rounds every interval of a model fit is
-    approximate (BUCKETED_COVERAGE; counting's covered).
+    ("adaptive" or "iterative"); every interval of a method whose coverage missed the band
+    under it is approximate (DESIGN_COVERAGE).
 
     ``method`` (or ``scores.method``) words the note on separated items.
     ``low`` and ``high`` are the interval ends per item index (NaN or None where an item
@@ -250,6 +260,8 @@ def diagnose(
     never_best = np.flatnonzero(shown & (best == 0) & (worst < appearances))
     never_worst = np.flatnonzero(shown & (worst == 0) & (best < appearances))
     has_intervals = low is not None and high is not None
+    method = scores.method if scores is not None else method
+    missed = has_intervals and (design, method) in DESIGN_COVERAGE
     flags = np.zeros(n, dtype=np.int64)
     if has_intervals:
         flags = _interval_flags(
@@ -262,8 +274,8 @@ def diagnose(
             min_appearances=min_appearances if resampled else 0,
             min_clusters=min_clusters if resampled else 0,
         )
-        if design == BUCKETED and (scores.method if scores is not None else method) != "counting":
-            flags[shown] |= BUCKETED_DESIGN
+        if missed:
+            flags[shown] |= DESIGN
     result = Diagnostics(
         n_items=n,
         appearances=appearances,
@@ -280,10 +292,11 @@ def diagnose(
         has_intervals=has_intervals,
         interval_kind=interval_kind,
         design=design,
+        design_method=method if missed else None,
         min_appearances=min_appearances,
         min_clusters=min_clusters,
     )
-    result.messages = _messages(result, scores.method if scores is not None else method)
+    result.messages = _messages(result, method)
     return result
 
 
@@ -407,13 +420,13 @@ def _separation_messages(d: Diagnostics, method: str | None) -> list[str]:
 def _interval_message(d: Diagnostics) -> str:
     noun = UNIT_NOUNS.get(d.unit, d.unit + "s")
     flags = d.interval_flags
-    if d.design == BUCKETED:
+    if d.design_method is not None:
+        name = METHOD_NAMES[d.design_method]
         return (
-            "The tuples after the balanced start were drawn inside score buckets (iterative "
-            "rounds): in simulations of such designs, a model's intervals called 95% covered "
-            f"the true utilities only {BUCKETED_COVERAGE.replace(' to ', '-')} of the time, so "
-            f"every interval is approximate ({APPROXIMATE_MARK}). Under the adaptive strategy "
-            "they covered 0.94-0.96, and counting's covered under both."
+            f"The tuples after the balanced start were {DESIGN_WORDS[d.design]}: in "
+            f"simulations of such designs, {name} intervals called 95% covered "
+            f"{DESIGN_COVERAGE[d.design, d.design_method]} of the time, outside 0.93-0.97, so "
+            f"every interval is approximate ({APPROXIMATE_MARK})."
         )
     if d.resampled and d.n_clusters < d.min_clusters:
         return (
@@ -449,15 +462,19 @@ def interval_note(
     min_appearances: int = MIN_APPEARANCES,
     min_clusters: int = MIN_CLUSTERS,
     always_best: bool | None = None,
+    design: str | None = None,
+    design_method: str | None = None,
 ) -> str | None:
-    """Why an interval with these flags is approximate, in one line; None for flags 0."""
+    """Why an interval with these flags is approximate, in one line; None for flags 0.
+    ``design`` and ``design_method``: the strategy and method of a DESIGN flag."""
     if not flags:
         return None
     reasons = []
-    if flags & BUCKETED_DESIGN:
+    if flags & DESIGN and (design, design_method) in DESIGN_COVERAGE:
         reasons.append(
-            "the tuples were drawn inside score buckets (iterative rounds), where 95% "
-            f"intervals covered {BUCKETED_COVERAGE} of the time in simulations"
+            f"the tuples were {DESIGN_WORDS[design]}, where {METHOD_NAMES[design_method]} "
+            f"95% intervals covered {DESIGN_COVERAGE[design, design_method]} of the time in "
+            "simulations"
         )
     if flags & NO_INTERVAL:
         reasons.append("no interval could be computed")
@@ -561,4 +578,6 @@ class StoredDiagnostics:
             min_appearances=self.stored.get("min_appearances", MIN_APPEARANCES),
             min_clusters=self.stored.get("min_clusters", MIN_CLUSTERS),
             always_best=(item in self._best) if flags & SEPARATED else None,
+            design=self.stored.get("design"),
+            design_method=self.stored.get("design_method"),
         )

@@ -411,7 +411,7 @@ def test_intervals_under_iterative_rounds_are_shown_as_approximate(
                 project=project, scheme="quality", method=method, trigger=ScoreRun.Trigger.MANUAL
             ).pk
         )
-        marks[method] = run.diagnostics["approximate"].get("bucketed_design", [])
+        marks[method] = run.diagnostics["approximate"].get("design", [])
     assert marks["counting"] == []
     marked = marks["plackett_luce"]
     said = [m for m in run.diagnostics["messages"] if "score buckets" in m]
@@ -431,7 +431,8 @@ def test_intervals_under_iterative_rounds_are_shown_as_approximate(
         assert "score buckets" not in run.stats_text
         return
     assert sorted(marked) == list(range(N_ITEMS)) and len(said) == 1
-    assert "0.67-0.97" in said[0] and said[0] in " ".join(run.stats_text.split())
+    assert "Plackett-Luce intervals called 95% covered 0.67-0.97" in said[0]
+    assert said[0] in " ".join(run.stats_text.split())
     assert all(item["interval_approximate"] for item in items)
     assert all("score buckets" in item["interval_note"] for item in items)
     assert "score buckets (iterative rounds)" in html and "data-approximate" in html
