@@ -256,17 +256,23 @@ def stored_rows(batch):
     return np.asarray(list(rows), dtype=np.int64).reshape(-1, SIZE)
 
 
-@pytest.mark.parametrize("strategy", ["adaptive", "iterative"])
-def test_each_batch_breaks_no_rule_of_the_design_before_it(
-    tmp_path, settings, inline_tasks, django_capture_on_commit_callbacks, strategy
-):
+def studied(strategy, tmp_path, settings, capture):
+    """A project of the given strategy, imported and annotated to the end of its design."""
     settings.PROJECT_FILES_ROOT = tmp_path / "projects"
     config, truth = write_study(
         tmp_path / strategy, adaptive_block=ADAPTIVE + f"        strategy: {strategy}\n"
     )
     project = import_project(config_path=config, slug=strategy).project
     project.truth = truth
-    run_study(project, django_capture_on_commit_callbacks)
+    run_study(project, capture)
+    return project
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "iterative"])
+def test_each_batch_breaks_no_rule_of_the_design_before_it(
+    tmp_path, settings, inline_tasks, django_capture_on_commit_callbacks, strategy
+):
+    project = studied(strategy, tmp_path, settings, django_capture_on_commit_callbacks)
     batches = TupleBatch.objects.filter(project=project, number__gt=0).order_by("number")
     assert batches.count() >= 2
     for batch in batches:
@@ -397,13 +403,7 @@ def test_intervals_under_iterative_rounds_are_shown_as_approximate(
 
     from bws import services
 
-    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
-    config, truth = write_study(
-        tmp_path / strategy, adaptive_block=ADAPTIVE + f"        strategy: {strategy}\n"
-    )
-    project = import_project(config_path=config, slug=strategy).project
-    project.truth = truth
-    run_study(project, django_capture_on_commit_callbacks)
+    project = studied(strategy, tmp_path, settings, django_capture_on_commit_callbacks)
     marks = {}
     for method in ("counting", "plackett_luce"):  # counting's intervals are never marked
         run = services.execute_run(

@@ -26,33 +26,25 @@ def _judgments(tuples, best, worst, n):
     return Judgments(tuples, best, worst, np.arange(m), annotators, np.arange(m), n)
 
 
-@functools.cache
-def _adaptive_study(seed: int):
-    """An adaptive study of N items (normal utilities): 2 balanced appearances, then
-    batches of one appearance per item designed from the current fit, up to 8. Per
-    checkpoint (appearances per item): the squared Spearman of the fit with the truth, the
-    counting split-half and the model split-half (both Spearman-Brown)."""
+def adaptive_snapshots(seed: int, *, n: int = N, batches: int = 6, batch_tuples: int = N // 4):
+    """A simulated adaptive study (normal utilities, MaxDiff answers): 2 balanced
+    appearances per item, then ``batches`` batches of ``batch_tuples`` tuples, each designed
+    from the current Plackett-Luce fit. The true utilities, and per checkpoint (before the
+    first batch and after each) the judgments with their calibrated fit."""
     rng = np.random.default_rng(seed)
-    truth = rng.normal(size=N)
-    tuples = balanced_tuples(N, 4, 2, seed=seed)
+    truth = rng.normal(size=n)
+    tuples = balanced_tuples(n, 4, 2, seed=seed)
     best, worst = sample_maxdiff(tuples, truth, rng)
-    state = DesignState.from_tuples(tuples, N)
-    rows = []
-    for step in range(7):
-        judgments = _judgments(tuples, best, worst, N)
+    state = DesignState.from_tuples(tuples, n)
+    snapshots = []
+    for step in range(batches + 1):
+        judgments = _judgments(tuples, best, worst, n)
         scores, intervals = calibrated(judgments, "plackett_luce")
-        rows.append(
-            (
-                tuples.shape[0] * 4 / N,
-                spearmanr(scores.scores, truth)[0] ** 2,
-                split_half(judgments, trials=20, seed=1).spearman_brown,
-                model_split_half(judgments, seed=1).spearman_brown,
-            )
-        )
-        if step == 6:
-            break
+        snapshots.append((judgments, scores, intervals))
+        if step == batches:
+            return truth, snapshots
         batch = adaptive_batch(
-            scores.scores, intervals.std, state, batch_tuples=N // 4, max_appearances=16,
+            scores.scores, intervals.std, state, batch_tuples=batch_tuples, max_appearances=16,
             seed=step,
         )  # fmt: skip
         more_best, more_worst = sample_maxdiff(batch, truth, rng)
@@ -60,7 +52,25 @@ def _adaptive_study(seed: int):
         best = np.concatenate([best, more_best])
         worst = np.concatenate([worst, more_worst])
         state = state.extended(batch)
-    return np.array(rows)
+
+
+@functools.cache
+def _adaptive_study(seed: int):
+    """Per checkpoint of ``adaptive_snapshots`` (appearances per item): the squared
+    Spearman of the fit with the truth, the counting split-half and the model split-half
+    (both Spearman-Brown)."""
+    truth, snapshots = adaptive_snapshots(seed)
+    return np.array(
+        [
+            (
+                judgments.n_judgments * 4 / N,
+                spearmanr(scores.scores, truth)[0] ** 2,
+                split_half(judgments, trials=20, seed=1).spearman_brown,
+                model_split_half(judgments, seed=1).spearman_brown,
+            )
+            for judgments, scores, _ in snapshots
+        ]
+    )
 
 
 def test_the_model_split_half_tracks_the_truth_better_under_an_adaptive_design():
