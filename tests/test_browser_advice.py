@@ -43,30 +43,37 @@ def test_the_advice_card_states_when_to_stop_and_how(browser_page, live_server, 
     page.screenshot(path=ARTIFACTS / "bws-dashboard-advice.png", full_page=True)
 
 
+def annotated_adaptive_project(tmp_path, monkeypatch, slug, extra, *, answers):
+    """An adaptive project (its ADAPTIVE block plus ``extra`` lines) answered by 3
+    annotators up to ``answers`` units or the end of its design, batches designed at once."""
+    from bws import adaptive
+    from bws.tests.test_adaptive_platform import ADAPTIVE, answer, write_study
+    from projects.queue import next_unit
+
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
+    config, truth = write_study(tmp_path / "study", adaptive_block=ADAPTIVE + extra)
+    project = import_project(config_path=config, slug=slug).project
+    project.truth = truth
+    rng = np.random.default_rng(1)
+    users = [UserFactory(username=f"a{n}") for n in range(3)]
+    for n in range(answers):
+        unit = next_unit(project=project, user=users[n % 3])
+        if unit is None:
+            break  # the design is complete
+        answer(project, users[n % 3], unit, rng)
+    return project
+
+
 def test_the_adaptive_design_card_lists_its_batches(
     browser_page,  # noqa: F811
     live_server,
     tmp_path,
     monkeypatch,
 ):
-    from bws import adaptive
     from bws.models import TupleBatch
-    from bws.tests.test_adaptive_platform import answer, write_study
-    from projects.queue import next_unit
 
     page = browser_page
-    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
-    config, truth = write_study(tmp_path / "study")
-    project = import_project(config_path=config, slug="adaptive").project
-    project.truth = truth
-    rng = np.random.default_rng(1)
-    users = [UserFactory(username=f"a{n}") for n in range(3)]
-    for n in range(60):
-        user = users[n % 3]
-        unit = next_unit(project=project, user=user)
-        if unit is None:
-            break  # the design is complete
-        answer(project, user, unit, rng)
+    project = annotated_adaptive_project(tmp_path, monkeypatch, "adaptive", "", answers=60)
     run = services.execute_run(
         services.request_run(project=project, scheme="quality", bootstrap=0).pk
     )
@@ -98,24 +105,10 @@ def test_intervals_under_iterative_rounds_are_marked_approximate_on_the_page(
     tmp_path,
     monkeypatch,
 ):
-    from bws import adaptive
-    from bws.tests.test_adaptive_platform import ADAPTIVE, answer, write_study
-    from projects.queue import next_unit
-
     page = browser_page
-    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
-    config, truth = write_study(
-        tmp_path / "study", adaptive_block=ADAPTIVE + "        strategy: iterative\n"
+    project = annotated_adaptive_project(
+        tmp_path, monkeypatch, "rounds", "        strategy: iterative\n", answers=80
     )
-    project = import_project(config_path=config, slug="rounds").project
-    project.truth = truth
-    rng = np.random.default_rng(1)
-    users = [UserFactory(username=f"a{n}") for n in range(3)]
-    for n in range(80):
-        unit = next_unit(project=project, user=users[n % 3])
-        if unit is None:
-            break
-        answer(project, users[n % 3], unit, rng)
     services.execute_run(
         services.request_run(project=project, scheme="quality", method="plackett_luce").pk
     )

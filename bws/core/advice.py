@@ -378,7 +378,7 @@ def advice_for_judgments(
     intervals, whatever method scores the scheme (its ranks are the same to within noise,
     and counting scores are not shrunk, so their sd says how far they can still move; under
     adaptive designs, where counting misreads tuples of close items, the projection still
-    tracked the movement of the Plackett-Luce ranking within 0.77-1.19 of it).
+    tracked the movement of the Plackett-Luce ranking within 0.71-1.13 of it).
     An adaptive design passes its ``model_split_half`` (and ``model_name``) in ``options``
     for the reliability's range."""
     scores = fit("counting", judgments)
