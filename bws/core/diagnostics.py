@@ -424,7 +424,7 @@ def _interval_message(d: Diagnostics) -> str:
         name = METHOD_NAMES[d.design_method]
         return (
             f"The tuples after the balanced start were {DESIGN_WORDS[d.design]}: in "
-            f"simulations of such designs, {name} intervals called 95% covered "
+            f"simulations of such designs, {name} calibrated intervals called 95% covered "
             f"{DESIGN_COVERAGE[d.design, d.design_method]} of the time, outside 0.93-0.97, so "
             f"every interval is approximate ({APPROXIMATE_MARK})."
         )
@@ -473,8 +473,8 @@ def interval_note(
     if flags & DESIGN and (design, design_method) in DESIGN_COVERAGE:
         reasons.append(
             f"the tuples were {DESIGN_WORDS[design]}, where {METHOD_NAMES[design_method]} "
-            f"95% intervals covered {DESIGN_COVERAGE[design, design_method]} of the time in "
-            "simulations"
+            f"calibrated 95% intervals covered {DESIGN_COVERAGE[design, design_method]} of "
+            "the time in simulations"
         )
     if flags & NO_INTERVAL:
         reasons.append("no interval could be computed")

@@ -337,7 +337,7 @@ def test_python_m_bws_warns_that_intervals_under_iterative_rounds_are_approximat
         else:  # Bradley-Terry's intervals covered 0.92-0.95 under adaptive batches
             assert "score buckets" not in stats and "score buckets" not in warned
             assert "designed from the current fit (adaptive batches)" in stats
-            assert "Bradley-Terry intervals called 95% covered 0.92-0.95" in warned
+            assert "Bradley-Terry calibrated intervals called 95% covered 0.92-0.95" in warned
 
 
 def test_advice_stored_before_the_range_still_shows_its_one_projection():
