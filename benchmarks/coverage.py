@@ -207,7 +207,7 @@ def threshold_table(n_items: int, reps: int) -> None:
         print(f"| {r} | {np.mean(cover):.3f} | {np.mean(zero):.3f} |", flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=250)
     parser.add_argument("--reps", type=int, default=20)
@@ -220,7 +220,7 @@ def main() -> None:
     parser.add_argument(
         "--thresholds", action="store_true", help="only the bootstrap's small-sample table"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.thresholds:
         threshold_table(args.items, args.reps)
         return

@@ -1,6 +1,7 @@
 """Scoring benchmark: fits, bootstrap intervals and split-half on simulated MaxDiff data.
 
     python benchmarks/scoring.py [--sizes 1000 10000 100000] [--resamples 1000]
+    python benchmarks/scoring.py --coverage [coverage.py's options, e.g. --reps 10 --old]
 
 For each size N: a balanced design with T = 4 and r = 8 (2N tuples), one judgment per
 tuple drawn from the MaxDiff model with utilities ~ N(0, 1). Prints seconds per fit,
@@ -8,6 +9,11 @@ seconds for the bootstrap intervals of each method and split-half seconds (wall,
 CPU seconds in brackets; fits are the best of three runs), Spearman with the true
 utilities, and how often the Plackett-Luce 95% intervals cover the true (centred)
 utility. Figures, not assertions.
+
+``--coverage`` prints instead the full coverage table of every method's calibrated 95%
+intervals (coverage and mean width per method x appearances x judgments per tuple x
+annotator spread, beside the old percentile bootstrap with ``--old``): the simulation of
+benchmarks/coverage.py, whose options follow it.
 """
 
 from __future__ import annotations
@@ -120,13 +126,23 @@ def markdown(rows: list[dict], resamples: int, trials: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--coverage"]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import coverage
+
+        coverage.main(argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--coverage", action="store_true", help="the coverage table (first; see above)"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(
         f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"numpy {np.__version__}, python {platform.python_version()}"
