@@ -540,15 +540,7 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
                 report=report,
                 reliability=reliability,
                 item_ids=study.item_ids,
-                advice=advice_for_judgments(
-                    judgments,
-                    reliability.mean,
-                    **(
-                        {}
-                        if model is None
-                        else {"model_split_half": model["mean"], "model_name": model["method_name"]}
-                    ),
-                ),
+                advice=advice_for_judgments(judgments, reliability.mean, model_reliability=model),
                 model_reliability=model,
                 design=design_strategy(study),
             )

@@ -374,11 +374,7 @@ def score_everything(
         judgments,
         reliability.mean,
         [{"fraction": p.fraction, "spearman": _finite(p.spearman)} for p in points],
-        **(
-            {"model_split_half": model["mean"], "model_name": model["method_name"]}
-            if model is not None
-            else {}
-        ),
+        model_reliability=model,
     )
     stats = format_stats(
         scheme,

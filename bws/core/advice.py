@@ -371,7 +371,12 @@ def _range_how(counting: float, model: float, model_name: str, n: int, step: int
 
 
 def advice_for_judgments(
-    judgments, split_half: float | None, convergence: Sequence[dict] = (), **options
+    judgments,
+    split_half: float | None,
+    convergence: Sequence[dict] = (),
+    *,
+    model_reliability: dict | None = None,
+    **options,
 ) -> Advice:
     """The advice for a set of judgments (bws.core.judgments.Judgments), as the platform
     and the command line give it: from counting scores and their calibrated (moderated t)
@@ -379,8 +384,12 @@ def advice_for_judgments(
     and counting scores are not shrunk, so their sd says how far they can still move; under
     adaptive designs, where counting misreads tuples of close items, the projection still
     tracked the movement of the Plackett-Luce ranking within 0.71-1.13 of it).
-    An adaptive design passes its ``model_split_half`` (and ``model_name``) in ``options``
-    for the reliability's range."""
+    An adaptive design passes its model split-half, as ``model_reliability`` (the stored
+    form, ``model_reliability.model_reliability_entry``) or as ``model_split_half`` and
+    ``model_name`` in ``options``, for the reliability's range."""
+    if model_reliability is not None:
+        options.setdefault("model_split_half", model_reliability["mean"])
+        options.setdefault("model_name", model_reliability["method_name"])
     scores = fit("counting", judgments)
     intervals = counting_intervals(judgments, scores=scores)
     return advise(
