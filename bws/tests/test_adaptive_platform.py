@@ -431,7 +431,7 @@ def test_intervals_under_iterative_rounds_are_shown_as_approximate(
         assert "score buckets" not in run.stats_text
         return
     assert sorted(marked) == list(range(N_ITEMS)) and len(said) == 1
-    assert "Plackett-Luce calibrated intervals called 95% covered 0.67-0.97" in said[0]
+    assert "Plackett-Luce calibrated intervals called 95% covered 0.67-0.98" in said[0]
     assert said[0] in " ".join(run.stats_text.split())
     assert all(item["interval_approximate"] for item in items)
     assert all("score buckets" in item["interval_note"] for item in items)
