@@ -256,13 +256,14 @@ def stored_rows(batch):
     return np.asarray(list(rows), dtype=np.int64).reshape(-1, SIZE)
 
 
-def studied(strategy, tmp_path, settings, capture):
-    """A project of the given strategy, imported and annotated to the end of its design."""
+def studied(slug, tmp_path, settings, capture, *, adaptive_block=None):
+    """A project imported and annotated to the end of its design: of the strategy ``slug``
+    names, or with ``adaptive_block`` ("" for a balanced design)."""
+    if adaptive_block is None:
+        adaptive_block = ADAPTIVE + f"        strategy: {slug}\n"
     settings.PROJECT_FILES_ROOT = tmp_path / "projects"
-    config, truth = write_study(
-        tmp_path / strategy, adaptive_block=ADAPTIVE + f"        strategy: {strategy}\n"
-    )
-    project = import_project(config_path=config, slug=strategy).project
+    config, truth = write_study(tmp_path / slug, adaptive_block=adaptive_block)
+    project = import_project(config_path=config, slug=slug).project
     project.truth = truth
     run_study(project, capture)
     return project
@@ -383,11 +384,9 @@ def test_an_adaptive_run_reports_the_model_split_half_where_split_half_is_shown(
     shown = api.get(f"/api/v1/projects/{project.slug}/scores/runs/{run.pk}/").json()
     assert shown["reliability"]["model"]["mean"] == pytest.approx(model["mean"])
     # a balanced-only project has the counting split-half alone
-    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
-    config, truth = write_study(tmp_path / "plain-run", adaptive_block="")
-    plain = import_project(config_path=config, slug="plain-run").project
-    plain.truth = truth
-    run_study(plain, django_capture_on_commit_callbacks)
+    plain = studied(
+        "plain-run", tmp_path, settings, django_capture_on_commit_callbacks, adaptive_block=""
+    )
     plain_run = services.execute_run(
         services.request_run(project=plain, scheme="quality", trigger=ScoreRun.Trigger.MANUAL).pk
     )

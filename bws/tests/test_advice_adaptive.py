@@ -24,7 +24,6 @@ from bws.core.advice import (
 from bws.models import ScoreRun
 from bws.selectors import judgments_for
 from projects.models import Membership
-from projects.services import import_project
 from projects.tests.factories import UserFactory
 
 from .test_adaptive_platform import (  # noqa: F401  (fixtures)
@@ -32,6 +31,7 @@ from .test_adaptive_platform import (  # noqa: F401  (fixtures)
     no_pending_design,
     project,
     run_study,
+    studied,
     write_study,
 )
 from .test_cli_scoring import make_study
@@ -275,11 +275,9 @@ def test_a_balanced_runs_advice_has_no_range(
     inline_tasks,  # noqa: F811  (fixture)
     django_capture_on_commit_callbacks,
 ):
-    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
-    config, truth = write_study(tmp_path / "plain", adaptive_block="")
-    plain = import_project(config_path=config, slug="plain").project
-    plain.truth = truth
-    run_study(plain, django_capture_on_commit_callbacks)
+    plain = studied(
+        "plain", tmp_path, settings, django_capture_on_commit_callbacks, adaptive_block=""
+    )
     run = services.execute_run(
         services.request_run(project=plain, scheme="quality", trigger=ScoreRun.Trigger.MANUAL).pk
     )
