@@ -121,3 +121,13 @@ def test_intervals_under_iterative_rounds_are_marked_approximate_on_the_page(
     assert marks.count() == 40
     assert "score buckets" in marks.first.get_attribute("title")
     page.screenshot(path=ARTIFACTS / "bws-dashboard-iterative.png", full_page=True)
+    # Counting's intervals came out too wide there: marked too, with its own range.
+    services.execute_run(
+        services.request_run(project=project, scheme="quality", method="counting").pk
+    )
+    page.goto(f"{live_server.url}/projects/rounds/bws/?method=counting")
+    said = " ".join(page.locator("body").inner_text().split())
+    assert "Counting calibrated intervals called 95% covered 0.96-0.98" in said
+    assert "missing the 0.93-0.97 band" in said
+    assert page.locator("td[data-approximate] abbr").count() == 40
+    page.screenshot(path=ARTIFACTS / "bws-dashboard-iterative-counting.png", full_page=True)
