@@ -2,6 +2,7 @@
 
     python benchmarks/adaptive_coverage.py [--sizes 1000] [--seeds 2] [--starts 2 4]
                                            [--checkpoints 6 8 12] [--compact]
+                                           [--prior-variances V [V ...]]
 
 Simulated studies as in benchmarks/adaptive.py (``Study``, ``true_utilities``: n items,
 normal or t3 utilities, tuples of T = 4, one MaxDiff judgment per tuple). A balanced start
@@ -20,6 +21,13 @@ design, counting its expected value for the design. Prints coverage (mean over s
 the seeds' range) and mean width per cell (``--compact``: one row per cell, the methods
 side by side), then per (strategy, method) the range over all cells and over single
 runs, beside the band 0.93-0.97 and ``DESIGN_COVERAGE`` (bws/core/diagnostics.py).
+
+``--prior-variances``: for Plackett-Luce also the empirical-Bayes prior variance the
+calibrated fit chose at each checkpoint, and the coverage (same target) of intervals with
+the prior variance fixed at each V. ``model_intervals`` cannot take a fixed prior, so these
+are built as it builds its own once the prior is chosen: ``fit(..., alpha=penalty(V))``,
+``posterior_variance`` at that penalty (temper 1: ``dependence`` is 1 for Plackett-Luce),
+``annotator_spread``'s extra variance and scale, the normal quantile.
 Figures, not assertions; benchmarks/RESULTS.md keeps a run
 ("Intervals under iterative rounds").
 """
@@ -38,6 +46,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -56,7 +65,13 @@ from adaptive import (  # noqa: E402
 from bws.core.adaptive import DesignState, adaptive_batch, iterative_round  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.diagnostics import DESIGN_COVERAGE  # noqa: E402
-from bws.core.intervals import calibrated  # noqa: E402
+from bws.core.intervals import (  # noqa: E402
+    annotator_spread,
+    calibrated,
+    penalty,
+    posterior_variance,
+)
+from bws.core.scoring import fit, model_for  # noqa: E402
 
 METHODS = ("plackett_luce", "bradley_terry", "counting")
 STRATEGIES = ("iterative", "adaptive", "balanced")
@@ -65,8 +80,23 @@ SHORT = {"plackett_luce": "PL", "bradley_terry": "BT", "counting": "counting"}
 NEAR = 0.3  # a checkpoint counts within this many appearances of its target
 
 
-def check(study: Study, methods) -> dict:
-    """Coverage and mean width of each method's intervals on the study's judgments."""
+def fixed_prior(judgments, prior_variance: float, level: float = 0.95):
+    """Plackett-Luce's (low, high) with the prior variance fixed: model_intervals' steps
+    after its prior is chosen (temper 1 for Plackett-Luce)."""
+    alpha = penalty(prior_variance)
+    scores = fit("plackett_luce", judgments, alpha=alpha)
+    variance = posterior_variance(model_for("plackett_luce", judgments), scores.scores, alpha)
+    spread = annotator_spread(judgments, scores.scores, alpha)
+    std = np.sqrt(variance + spread.extra) * spread.scale
+    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    shown = scores.appearances > 0
+    u = scores.scores * spread.scale
+    return np.where(shown, u - z * std, np.nan), np.where(shown, u + z * std, np.nan)
+
+
+def check(study: Study, methods, priors=()) -> dict:
+    """Coverage and mean width of each method's intervals on the study's judgments; with
+    ``priors``, Plackett-Luce's chosen prior variance and coverage at each fixed one."""
     judgments = study.judgments()
     out = {"spent": study.spent}
     for method in methods:
@@ -74,10 +104,15 @@ def check(study: Study, methods) -> dict:
         goal = coverage.target(method, study.truth, study.tuples)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         out[method] = (float(np.mean(inside)), float(np.nanmean(intervals.high - intervals.low)))
+        if method == "plackett_luce" and priors:
+            out["prior"] = intervals.prior_variance
+            for v in priors:
+                low, high = fixed_prior(judgments, v)
+                out[("fixed", v)] = float(np.mean((low <= goal) & (goal <= high)))
     return out
 
 
-def designed(truth, seed, start, strategy, checkpoints, methods) -> dict[int, dict]:
+def designed(truth, seed, start, strategy, checkpoints, methods, priors=()) -> dict[int, dict]:
     """A balanced start of ``start`` appearances, then iterative rounds or adaptive batches
     on the current Plackett-Luce fit (the loops of adaptive.py's run_iterative and
     run_adaptive), checked at the first step within NEAR of each checkpoint (a
@@ -91,7 +126,7 @@ def designed(truth, seed, start, strategy, checkpoints, methods) -> dict[int, di
     while waiting:
         reached = [c for c in waiting if study.spent >= c - NEAR]
         if any(abs(study.spent - c) <= NEAR for c in reached):
-            row = check(study, methods)
+            row = check(study, methods, priors)
             rows.update({c: row for c in reached if abs(study.spent - c) <= NEAR})
         for c in reached:
             if c not in rows:
@@ -127,13 +162,42 @@ def designed(truth, seed, start, strategy, checkpoints, methods) -> dict[int, di
     return rows
 
 
-def balanced(truth, seed, checkpoints, methods) -> dict[int, dict]:
+def balanced(truth, seed, checkpoints, methods, priors=()) -> dict[int, dict]:
     rows = {}
     for r in sorted(checkpoints):
         study = Study(truth, np.random.default_rng([seed, r]))
         study.judge(balanced_tuples(truth.size, SIZE, r, seed=seed + r))
-        rows[r] = check(study, methods)
+        rows[r] = check(study, methods, priors)
     return rows
+
+
+def print_priors(cells, priors) -> None:
+    """Plackett-Luce per cell: the chosen prior variance, coverage at each fixed one."""
+    print("\nPlackett-Luce with the prior variance fixed (mean (seeds' range)):\n")
+    heads = " | ".join(f"V = {v:g}" for v in priors)
+    print(f"| items | utilities | start | strategy | app./item | EB prior | {heads} |")
+    print("|---:|---|---:|---|---:|---|" + "---|" * len(priors))
+    singles: dict = {}
+    for (n, distribution, start, strategy, _), rows in cells.items():
+        found = []
+        for key in ["prior"] + [("fixed", v) for v in priors]:
+            values = [r[key] for r in rows]
+            singles.setdefault((strategy, key), []).extend(values)
+            found.append(f"{np.mean(values):.3f} ({min(values):.3f}-{max(values):.3f})")
+        spent = np.mean([r["spent"] for r in rows])
+        print(
+            f"| {n:,} | {distribution} | {start} | {strategy} | {spent:.1f} | {' | '.join(found)} |"
+        )
+    for strategy in dict.fromkeys(key[0] for key in singles):
+        chosen = singles[(strategy, "prior")]
+        print(f"{strategy}: EB prior {min(chosen):.2f}-{max(chosen):.2f}; single runs", end="")
+        print(
+            ",".join(
+                f" {v:g}: {min(c):.3f}-{max(c):.3f}"
+                for v in priors
+                for c in [singles[(strategy, ("fixed", v))]]
+            )
+        )
 
 
 def main(argv=None) -> None:
@@ -148,7 +212,16 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--compact", action="store_true", help="one row per cell, the methods side by side"
     )
+    parser.add_argument(
+        "--prior-variances",
+        type=float,
+        nargs="+",
+        default=[],
+        metavar="V",
+        help="Plackett-Luce: coverage with each fixed prior variance, and the chosen one",
+    )
     args = parser.parse_args(argv)
+    priors = args.prior_variances if "plackett_luce" in args.methods else []
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     started, cpu = time.time(), time.process_time()
     cells: dict = {}  # (n, distribution, start, strategy, checkpoint) -> per-seed rows
@@ -160,10 +233,16 @@ def main(argv=None) -> None:
                     starts = ["-"] if strategy == "balanced" else args.starts
                     for start in starts:
                         if strategy == "balanced":
-                            rows = balanced(truth, seed, args.checkpoints, args.methods)
+                            rows = balanced(truth, seed, args.checkpoints, args.methods, priors)
                         else:
                             rows = designed(
-                                truth, seed, start, strategy, args.checkpoints, args.methods
+                                truth,
+                                seed,
+                                start,
+                                strategy,
+                                args.checkpoints,
+                                args.methods,
+                                priors,
                             )
                         for checkpoint, row in rows.items():
                             key = (n, distribution, start, strategy, checkpoint)
@@ -213,6 +292,8 @@ def main(argv=None) -> None:
             f" single runs {min(singles):.3f}-{max(singles):.3f} ({below} of {len(singles)}"
             f" below the band, {above} above; DESIGN_COVERAGE: {stated})"
         )
+    if priors:
+        print_priors(cells, priors)
     print(f"\n{time.time() - started:.0f} s wall, {time.process_time() - cpu:.0f} s CPU")
 
 
