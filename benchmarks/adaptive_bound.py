@@ -57,18 +57,12 @@ from adaptive import FINAL, SIZE, Study, true_utilities  # noqa: E402
 
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
+from bws.core.scoring import softmax_covariance  # noqa: E402
 
 GOAL_SHARE = 0.70
 MEMORY_LIMIT = 4 * 1024**3
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 SPREADS = (3, 10, 30, 100, 300, 3000)
-
-
-def _covariance(probabilities: np.ndarray) -> np.ndarray:
-    """diag(p) - p p^T for each row of probabilities."""
-    return probabilities[:, :, None] * np.eye(probabilities.shape[1]) - (
-        probabilities[:, :, None] * probabilities[:, None, :]
-    )
 
 
 def _softmax(values: np.ndarray) -> np.ndarray:
@@ -84,11 +78,11 @@ def tuple_information(utilities: np.ndarray, tuples: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(utilities, dtype=float)[tuples]
     best = _softmax(x)
-    information = _covariance(best)
+    information = softmax_covariance(best)
     for b in range(x.shape[1]):
         rest = -x.copy()
         rest[:, b] = -np.inf
-        information += best[:, b, None, None] * _covariance(_softmax(rest))
+        information += best[:, b, None, None] * softmax_covariance(_softmax(rest))
     return information
 
 

@@ -24,10 +24,7 @@ runs, beside the band 0.93-0.97 and ``DESIGN_COVERAGE`` (bws/core/diagnostics.py
 
 ``--prior-variances``: for Plackett-Luce also the empirical-Bayes prior variance the
 calibrated fit chose at each checkpoint, and the coverage (same target) of intervals with
-the prior variance fixed at each V. ``model_intervals`` cannot take a fixed prior, so these
-are built as it builds its own once the prior is chosen: ``fit(..., alpha=penalty(V))``,
-``posterior_variance`` at that penalty (temper 1: ``dependence`` is 1 for Plackett-Luce),
-``annotator_spread``'s extra variance and scale, the normal quantile.
+the prior variance fixed at each V (``model_intervals(..., prior_variance=V)``).
 Figures, not assertions; benchmarks/RESULTS.md keeps a run
 ("Intervals under iterative rounds").
 """
@@ -46,7 +43,6 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -65,33 +61,13 @@ from adaptive import (  # noqa: E402
 from bws.core.adaptive import DesignState, adaptive_batch, iterative_round  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.diagnostics import DESIGN_COVERAGE  # noqa: E402
-from bws.core.intervals import (  # noqa: E402
-    annotator_spread,
-    calibrated,
-    penalty,
-    posterior_variance,
-)
-from bws.core.scoring import fit, model_for  # noqa: E402
+from bws.core.intervals import calibrated, model_intervals  # noqa: E402
 
 METHODS = ("plackett_luce", "bradley_terry", "counting")
 STRATEGIES = ("iterative", "adaptive", "balanced")
 BAND = (0.93, 0.97)
 SHORT = {"plackett_luce": "PL", "bradley_terry": "BT", "counting": "counting"}
 NEAR = 0.3  # a checkpoint counts within this many appearances of its target
-
-
-def fixed_prior(judgments, prior_variance: float, level: float = 0.95):
-    """Plackett-Luce's (low, high) with the prior variance fixed: model_intervals' steps
-    after its prior is chosen (temper 1 for Plackett-Luce)."""
-    alpha = penalty(prior_variance)
-    scores = fit("plackett_luce", judgments, alpha=alpha)
-    variance = posterior_variance(model_for("plackett_luce", judgments), scores.scores, alpha)
-    spread = annotator_spread(judgments, scores.scores, alpha)
-    std = np.sqrt(variance + spread.extra) * spread.scale
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
-    shown = scores.appearances > 0
-    u = scores.scores * spread.scale
-    return np.where(shown, u - z * std, np.nan), np.where(shown, u + z * std, np.nan)
 
 
 def check(study: Study, methods, priors=()) -> dict:
@@ -107,7 +83,8 @@ def check(study: Study, methods, priors=()) -> dict:
         if method == "plackett_luce" and priors:
             out["prior"] = intervals.prior_variance
             for v in priors:
-                low, high = fixed_prior(judgments, v)
+                _, fixed = model_intervals(judgments, "plackett_luce", prior_variance=v)
+                low, high = fixed.low, fixed.high
                 out[("fixed", v)] = float(np.mean((low <= goal) & (goal <= high)))
     return out
 

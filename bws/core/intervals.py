@@ -337,18 +337,32 @@ def _next_prior(points: list[tuple[float, float]], image: float) -> float:
 
 
 def model_intervals(
-    judgments: Judgments, method: str, *, level: float = DEFAULT_LEVEL
+    judgments: Judgments,
+    method: str,
+    *,
+    level: float = DEFAULT_LEVEL,
+    prior_variance: float | None = None,
 ) -> tuple[Scores, Intervals]:
-    """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce)."""
+    """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce).
+
+    ``prior_variance``: the prior's variance given instead of estimated from the data (for
+    simulations that ask what another prior would have covered); the rest as usual.
+    """
     _check_level(level)
     # One weak fit serves both the dependence and the prior's starting point, and one
     # model all the fits.
     model = model_for(method, judgments)
     weak = fit_model(model, item_counts(judgments), alpha=WEAK_ALPHA)
     temper = dependence(judgments, method, weak=weak)
-    shrinkage, scores, variance = estimate_shrinkage(
-        judgments, method, temper=temper, weak=weak, model=model
-    )
+    if prior_variance is None:
+        shrinkage, scores, variance = estimate_shrinkage(
+            judgments, method, temper=temper, weak=weak, model=model
+        )
+    else:
+        alpha = temper * penalty(prior_variance)
+        scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=weak.scores)
+        variance = temper * posterior_variance(model, scores.scores, alpha)
+        shrinkage = Shrinkage(prior_variance, alpha, prior_variance, prior_variance, 0, temper)
     spread = None
     if method == "plackett_luce":
         # Its scores are the shared utilities; with annotators who differ, the pooled

@@ -388,7 +388,7 @@ class MaxDiffModel:
     def hessian(self, u: np.ndarray) -> sparse.csr_matrix:
         """Sparse Hessian of minus the log-likelihood: two softmax covariances per judgment."""
         _, p_best, p_worst = self._probabilities(u)
-        blocks = _softmax_covariance(p_best) + _softmax_covariance(p_worst)  # (m, T, T)
+        blocks = softmax_covariance(p_best) + softmax_covariance(p_worst)  # (m, T, T)
         size = self.items.shape[1]
         rows = np.repeat(self.items, size, axis=1).ravel()
         columns = np.tile(self.items, (1, size)).ravel()
@@ -396,7 +396,7 @@ class MaxDiffModel:
         return sparse.csr_matrix((blocks.ravel(), (rows, columns)), shape=shape)
 
 
-def _softmax_covariance(p: np.ndarray) -> np.ndarray:
+def softmax_covariance(p: np.ndarray) -> np.ndarray:
     """diag(p) - p p^T per row: the Hessian of log-sum-exp at the point giving softmax p."""
     blocks = -p[:, :, None] * p[:, None, :]
     index = np.arange(p.shape[1])

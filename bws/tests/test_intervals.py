@@ -230,3 +230,18 @@ def test_bradley_terry_prior_leaves_out_the_variance_of_the_unidentified_mean(mo
         monkeypatch.undo()
         assert moments[1] == pytest.approx(moments[0], rel=0.02), moments
         assert 0.9 < moments[0] / spread < 1.3, (moments[0], spread)
+
+
+@pytest.mark.parametrize("method", ["plackett_luce", "bradley_terry"])
+def test_a_prior_given_instead_of_estimated_changes_only_the_prior(method):
+    judgments, _, _, _ = simulate(120, 6, 1, 0.0, 7)
+    scores, estimated = model_intervals(judgments, method)
+    same_scores, same = model_intervals(judgments, method, prior_variance=estimated.prior_variance)
+    assert np.allclose(same_scores.scores, scores.scores, atol=1e-5)
+    assert np.allclose(same.low, estimated.low, atol=1e-5)
+    assert np.allclose(same.high, estimated.high, atol=1e-5)
+    _, narrow = model_intervals(judgments, method, prior_variance=0.1)
+    _, wide = model_intervals(judgments, method, prior_variance=10.0)
+    assert narrow.prior_variance == 0.1 and wide.prior_variance == 10.0
+    width = {k: np.mean(i.high - i.low) for k, i in (("narrow", narrow), ("wide", wide))}
+    assert width["narrow"] < np.mean(estimated.high - estimated.low) < width["wide"]
