@@ -384,6 +384,14 @@ def next_training_unit(project: Project, user, lease) -> Unit | None:
     return None
 
 
+def screening_failure(project: Project, user) -> str | None:
+    """Why this person is screened out of the project (the training failed, or more attention
+    checks failed than the gold block allows), in words for the managers; None otherwise."""
+    if training_result(project, user).status == TrainingStatus.FAILED:
+        return "failed the training"
+    return None
+
+
 def record_training_outcome(project: Project, user) -> TrainingStatus:
     """Keep the outcome on the person's participant record, where the flow reads it."""
     status = training_result(project, user).status

@@ -1,5 +1,7 @@
 """Labs, projects, memberships, items and instances, and the answers annotators give."""
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -169,6 +171,17 @@ class Instance(models.Model):
         return self.instance_id
 
 
+# Unit keys are drawn at random from one space rather than counted up, so a unit's address
+# tells nothing of when it was made (an attention check, made after the ordinary units, would
+# otherwise carry the highest numbers). Below 2**53, so JavaScript reads them exactly.
+UNIT_ID_LOW = 2**32
+UNIT_ID_HIGH = 2**53
+
+
+def random_unit_id() -> int:
+    return UNIT_ID_LOW + secrets.randbelow(UNIT_ID_HIGH - UNIT_ID_LOW)
+
+
 class Unit(models.Model):
     """What the queue hands out: a BWS tuple in BWS projects (its items listed here; the
     design record is bws.BwsTuple), an instance otherwise.
@@ -176,6 +189,8 @@ class Unit(models.Model):
     `load` counts completed answers plus live reservations, so the queue's choice and its cap
     check read one indexed row; `completed` counts finished annotators.
     """
+
+    id = models.BigIntegerField(primary_key=True, default=random_unit_id, editable=False)
 
     class Kind(models.TextChoices):
         TUPLE = "tuple", "BWS tuple"
@@ -375,8 +390,25 @@ class Participant(models.Model):
     )
     consent_at = models.DateTimeField(null=True, blank=True)
     instructions_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Outcome(models.TextChoices):
+        NONE = "", "Not ended"
+        COMPLETED = "completed", "Completed"
+        PARTIAL = "partial", "No more work (partial)"
+        SCREENED_OUT = "screened_out", "Screened out"
+
     training = models.CharField(max_length=10, choices=Training.choices, default=Training.NONE)
     completed_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(
+        max_length=20,
+        choices=Outcome.choices,
+        default=Outcome.NONE,
+        blank=True,
+        help_text="How the participant's part ended: the quota answered (the completion "
+        "code), no work left before the quota (the partial code), or screened out.",
+    )
+    outcome_at = models.DateTimeField(null=True, blank=True)
+    outcome_reason = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
 
@@ -390,3 +422,29 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"participant {self.external_id} of {self.project}"
+
+
+class Removal(models.Model):
+    """A person a manager removed from a project: on a project open to every user, losing the
+    membership alone would let them go on, so the removal is kept until they are added again."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="removals")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_removals"
+    )
+    removed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    removed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="unique_project_removal"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} removed from {self.project}"
