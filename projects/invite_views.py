@@ -12,13 +12,14 @@ from django.views.decorators.http import require_POST
 
 from .access import managed_project_or_404
 from .invites import (
+    InviteForbidden,
     InviteRefused,
     invite_lifetime,
     invite_new_member,
     invite_token_generator,
     mail_invite,
-    may_be_invited,
     renew_invite,
+    security_log,
 )
 from .models import Membership
 
@@ -108,13 +109,23 @@ def project_invite(request, slug):
     if "reinvite" in request.POST:
         user = _member_to_reinvite(request, project)
         if user is None:
+            security_log.warning(
+                "invite refused: %s asked for a new invite link in project %s for %r, "
+                "no member of it",
+                request.user.get_username(),
+                project.slug,
+                request.POST.get("reinvite", "")[:40],
+            )
             messages.error(request, "Nobody to invite: the form named no member of this project.")
             return _refused(project_detail(request, slug))
         try:
-            invite = renew_invite(project=project, user=user)
+            invite = renew_invite(project=project, user=user, inviter=request.user)
         except InviteRefused as exc:
             messages.error(request, str(exc))
-            return _refused(project_detail(request, slug))
+            response = _refused(project_detail(request, slug))
+            if isinstance(exc, InviteForbidden):
+                response.status_code = 403
+            return response
         _report(request, remember_invites(request, project, [invite]), invite, renewed=True)
         return redirect(members_url)
     form = InviteForm(request.POST)
@@ -156,7 +167,10 @@ class InviteAcceptView(PasswordResetConfirmView):
 
     def get_user(self, uidb64):
         user = super().get_user(uidb64)
-        return user if user is not None and user.is_active else None
+        # never a staff account's password, whatever link is shown (invite_refusals)
+        if user is None or not user.is_active or user.is_staff or user.is_superuser:
+            return None
+        return user
 
     def render_to_response(self, context, **kwargs):
         if not context.get("validlink"):
@@ -170,8 +184,3 @@ class InviteAcceptView(PasswordResetConfirmView):
             f"Your password is set. Log in as {form.user.get_username()}.",
         )
         return response
-
-
-def invitable_member_ids(memberships) -> set[int]:
-    """Members of a list who may be sent a new invite (they never logged in)."""
-    return {m.user.pk for m in memberships if may_be_invited(m.user)}

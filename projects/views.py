@@ -21,8 +21,8 @@ from .content_policy import allow_waveform_style
 from .downloads import attachment
 from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
 from .instructions import show_first as show_instructions_first
-from .invite_views import InviteForm, invitable_member_ids, pop_invite_links, remember_invites
-from .invites import create_missing_accounts
+from .invite_views import InviteForm, pop_invite_links, remember_invites
+from .invites import create_missing_accounts, invitable_member_ids
 from .models import Assignment, Instance, Item, Lab, Membership, Unit
 from .participants import next_step as participant_next_step
 from .queue import next_unit
@@ -101,7 +101,9 @@ def project_detail(request, slug):
             # the invite form as posted when project_invite refused it, else a blank one
             "invite_form": getattr(request, "invite_form", None) or InviteForm(),
             "invite_links": pop_invite_links(request, project),
-            "invitable": invitable_member_ids(overview.members),
+            "invitable": invitable_member_ids(
+                inviter=request.user, project=project, memberships=overview.members
+            ),
         },
     )
 
