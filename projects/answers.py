@@ -5,6 +5,7 @@ or nothing, within each unit's cap and never over someone's live lease. Every st
 announced (projects.events.answers_changed) once it commits, so scoring and agreement see
 the answers as new."""
 
+import logging
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
@@ -28,6 +29,13 @@ from .validation import (
     validate_answers,
 )
 
+security_log = logging.getLogger("annolab.security")
+
+FINAL_ANSWER = (
+    "this answer is final: it was graded when you gave it and cannot be changed; "
+    "ask for the next unit"
+)
+
 NOT_RESERVED = (
     "this unit is not reserved for you (its lease ran out or it was never handed out); "
     "ask for the next unit"
@@ -41,6 +49,22 @@ class SubmitRefused(ValueError):
     def __init__(self, message: str, *, stored: list[Annotation] | None = None):
         super().__init__(message)
         self.stored = stored or []
+
+    def log(self, project, user, unit_id) -> None:
+        """Say who tried what, for a refusal that is an attempt rather than a mishap."""
+
+
+class FinalAnswerRefused(SubmitRefused):
+    """A change to a graded answer (a training unit's or an attention check's)."""
+
+    def log(self, project, user, unit_id) -> None:
+        security_log.warning(
+            "refused: %s (user %s) tried to change their graded answer to unit %s of project %s",
+            user.get_username(),
+            user.pk,
+            unit_id,
+            project.slug,
+        )
 
     def details(self) -> dict:
         body: dict = {"detail": str(self)}
@@ -163,6 +187,10 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
             raise SubmitRefused(NOT_RESERVED)
         unit = assignment.unit
         reserved = assignment.status == Assignment.Status.RESERVED
+        if not reserved and unit.is_gold:
+            # A gold unit's answer was graded (the training's feedback may have shown the
+            # expected one): a change would pass what the first answer failed.
+            raise FinalAnswerRefused(FINAL_ANSWER)
         if reserved and (assignment.leased_until is None or assignment.leased_until <= now):
             raise SubmitRefused(NOT_RESERVED)
         cleaned = validate_answers(
@@ -170,10 +198,12 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
         )
         if reserved:
             _check_person_cap(project, user)
-    except (AnswerError, SubmitRefused):
+    except (AnswerError, SubmitRefused) as exc:
         # A client id seen before is answered as a retry, whatever this copy says.
         previous = _previous_submission(user, client_id)
         if previous is None:
+            if isinstance(exc, SubmitRefused):
+                exc.log(project, user, unit_id)
             raise
         return _replay(project, previous, user, unit_id, answers)
     # The client id is claimed before anything is written: taken already, this is a
@@ -533,9 +563,10 @@ def _import_conflicts(project, answers, users, unit_ids) -> list[str]:
         if key in answered or (
             assignment is not None and assignment.status == Assignment.Status.COMPLETED
         ):
+            final = " (a gold unit: its graded answer is final)" if entry.unit.is_gold else ""
             problems.append(
                 f"{entry.where}: {entry.annotator} already answered {entry.unit.external_id} "
-                "in this project"
+                f"in this project{final}"
             )
         elif assignment is not None and assignment.leased_until and assignment.leased_until > now:
             problems.append(
