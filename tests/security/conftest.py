@@ -2,6 +2,7 @@
 behind every URL (items, tuples, units, answers, a score run, an agreement report)."""
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,7 +169,8 @@ def build_world(tmp_path) -> World:
                 user=user,
                 unit_id=unit.pk,
                 answers={"quality": {"best": ranked[0], "worst": ranked[-1]}},
-                client_id=f"00000000-0000-4000-8000-{n:04d}{unit.pk:08d}",
+                # unit keys are random and long: a name-based UUID per person and unit
+                client_id=uuid.uuid5(uuid.NAMESPACE_OID, f"{n}-{unit.pk}"),
             )
             if user == users["annotator"] and answered is None:
                 answered = unit
