@@ -22,6 +22,7 @@ from .vocabulary import (
     DEFAULT_MAX_PARTICIPANTS,
     DEFAULT_OUTPUT_DIR,
     DEFAULT_PARTICIPANT_ID_PARAM,
+    DEFAULT_PARTICIPANT_LEASE_MINUTES,
     DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
     DEFAULT_TEXT_KEY,
@@ -70,6 +71,15 @@ class ScoringSettings(_Normal):
         return self.model_dump(mode="json")
 
 
+class OutcomeSettings(_Normal):
+    """A participants' ending other than completion (partial, screen_out): the code for the
+    panel, the panel's address to return to, and the page's message (None: the defaults)."""
+
+    code: str | None = None
+    url: str | None = None
+    message: str | None = None
+
+
 class ParticipantSettings(_Normal):
     """The participants block: a public entry link for crowd panels."""
 
@@ -81,6 +91,12 @@ class ParticipantSettings(_Normal):
     # Markdown a participant must accept before the first unit ("" for none).
     consent: str = ""
     max_participants: int = DEFAULT_MAX_PARTICIPANTS
+    # How long a participant holds a unit (the project's lease when that is shorter).
+    lease_minutes: int = DEFAULT_PARTICIPANT_LEASE_MINUTES
+    # No unit left for them before the quota (projects.participants: outcome partial).
+    partial: OutcomeSettings = OutcomeSettings()
+    # Failed the training or too many attention checks (outcome screened_out).
+    screen_out: OutcomeSettings = OutcomeSettings()
 
 
 class Scheme(_Normal):

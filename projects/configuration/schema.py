@@ -44,7 +44,9 @@ from .vocabulary import (
     DEFAULT_MAX_PARTICIPANTS,
     DEFAULT_OUTPUT_DIR,
     DEFAULT_PARTICIPANT_ID_PARAM,
+    DEFAULT_PARTICIPANT_LEASE_MINUTES,
     DEFAULT_TEXT_KEY,
+    MAX_PARTICIPANT_LEASE_MINUTES,
     AnswerFormat,
     AssignmentStrategy,
     DisplayType,
@@ -101,9 +103,57 @@ def _param_name(value: str) -> str:
     return value
 
 
+# What a browser or a proxy accepts in a header (the panel's address goes into Location and
+# Refresh): visible ASCII only. A code is shown on a page and typed into a panel: printable
+# ASCII, spaces inside it allowed.
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
+_PRINTABLE = re.compile(r"[\x20-\x7e]+")
+MAX_PANEL_URL = 2000
+MAX_CODE = 200
+MAX_OUTCOME_MESSAGE = 2000
+
+
+def _bad_character(value: str, allowed: re.Pattern) -> str | None:
+    """Why the value holds a character it may not: a control character, a space or a
+    character outside ASCII, named by its code point; None when every character is allowed."""
+    for char in value:
+        if allowed.fullmatch(char):
+            continue
+        point = f"U+{ord(char):04X}"
+        if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
+            return f"contains a control character ({point})"
+        if char.isspace():
+            return f"contains a space or other blank ({point}); percent-encode it"
+        return f"contains a character outside printable ASCII ({point}); percent-encode it"
+    return None
+
+
 def _panel_url(value: str) -> str:
-    if not re.fullmatch(r"https?://[^\s/]+\S*", value) or len(value) > 2000:
-        raise problem(f"must be an http:// or https:// address, got {value!r}")
+    if len(value) > MAX_PANEL_URL:
+        raise problem(f"must be at most {MAX_PANEL_URL} characters, got {len(value)}")
+    if (bad := _bad_character(value, _HEADER_SAFE)) is not None:
+        raise problem(bad)
+    if not re.fullmatch(r"https?://[^/?#]+(?:[/?#]\S*)?", value, flags=re.IGNORECASE):
+        raise problem(f"must be an absolute http:// or https:// address, got {value!r}")
+    return value
+
+
+def _code(value: str) -> str:
+    if len(value) > MAX_CODE:
+        raise problem(f"must be at most {MAX_CODE} characters, got {len(value)}")
+    if (bad := _bad_character(value, _PRINTABLE)) is not None:
+        raise problem(bad)
+    if value != value.strip():
+        raise problem("must not start or end with a space")
+    return value
+
+
+def _message(value: str) -> str:
+    if len(value) > MAX_OUTCOME_MESSAGE:
+        raise problem(f"must be at most {MAX_OUTCOME_MESSAGE} characters, got {len(value)}")
+    for char in value:
+        if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) < 0xA0:
+            raise problem(f"contains a control character (U+{ord(char):04X})")
     return value
 
 
@@ -116,16 +166,38 @@ def _short(limit: int):
     return AfterValidator(check)
 
 
+PanelUrl = Annotated[Text, AfterValidator(_panel_url)]
+Code = Annotated[Name, AfterValidator(_code)]
+
+
+def _lease(value: int) -> int:
+    if value > MAX_PARTICIPANT_LEASE_MINUTES:
+        raise problem(f"must be at most {MAX_PARTICIPANT_LEASE_MINUTES} minutes, got {value}")
+    return value
+
+
+class Outcome(Block):
+    """How a participant's part ends other than by completing it (partial, screen_out): the
+    code to give the panel, where to send them back, and what the page says."""
+
+    code: Code | None = None
+    url: PanelUrl | None = None
+    message: Annotated[Name, AfterValidator(_message)] | None = None
+
+
 class Participants(Block):
     """A public entry link for crowd participants (projects/participants.py)."""
 
     open_link: Flag = False
     id_param: Annotated[Text, AfterValidator(_param_name)] = DEFAULT_PARTICIPANT_ID_PARAM
     units_per_participant: Count | None = None
-    completion_code: Annotated[Name, _short(200)] | None = None
-    completion_url: Annotated[Text, AfterValidator(_panel_url)] | None = None
+    completion_code: Code | None = None
+    completion_url: PanelUrl | None = None
     consent: Annotated[Name, _short(64 * 1024)] | None = None
     max_participants: Count = DEFAULT_MAX_PARTICIPANTS
+    lease_minutes: Annotated[Count, AfterValidator(_lease)] = DEFAULT_PARTICIPANT_LEASE_MINUTES
+    partial: Outcome | None = None
+    screen_out: Outcome | None = None
 
 
 def _data_files(value: Any) -> list[str]:

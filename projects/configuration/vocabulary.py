@@ -83,6 +83,10 @@ DEFAULT_STEPS_KEY = "steps"
 # (Prolific's), and how many participants one link may create.
 DEFAULT_PARTICIPANT_ID_PARAM = "PROLIFIC_PID"
 DEFAULT_MAX_PARTICIPANTS = 5000
+# How long a participant holds a unit before it returns to the pool (minutes), and the most a
+# config may set: short, so idle or fake participants cannot hold the units others need.
+DEFAULT_PARTICIPANT_LEASE_MINUTES = 10
+MAX_PARTICIPANT_LEASE_MINUTES = 120
 
 # The stored type of a BWS scheme, whichever dialect named it.
 BWS_TYPE = "bws"
