@@ -19,7 +19,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from . import events, hot_sql
-from .models import Annotation, Assignment, Instance, Project, Submission, Unit
+from .models import Annotation, Assignment, Instance, Project, Removal, Submission, Unit
 from .queue import QueuePolicy, person_cap
 from .validation import (
     MAX_MILLISECONDS,
@@ -36,6 +36,10 @@ FINAL_ANSWER = (
     "ask for the next unit"
 )
 
+REMOVED = (
+    "you were removed from this project by its managers, so your answers are no longer "
+    "taken; nothing was stored"
+)
 NOT_RESERVED = (
     "this unit is not reserved for you (its lease ran out or it was never handed out); "
     "ask for the next unit"
@@ -184,7 +188,11 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
         if assignment is None:
             if not Unit.objects.filter(project=project, pk=unit_id).exists():
                 raise AnswerError({"unit": f"no unit {unit_id} in this project"})
+            if Removal.objects.filter(project=project, user=user).exists():
+                _refuse_removed(project, user, unit_id)
             raise SubmitRefused(NOT_RESERVED)
+        if assignment.removed:
+            _refuse_removed(project, user, unit_id)
         unit = assignment.unit
         reserved = assignment.status == Assignment.Status.RESERVED
         if not reserved and unit.is_gold:
@@ -233,6 +241,17 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
     return SubmitResult(unit, stored, replayed=False)
 
 
+def _refuse_removed(project, user, unit_id) -> None:
+    """A person the managers removed answers nothing more (on an open project too)."""
+    security_log.warning(
+        "refused an answer from %s to unit %s of %s: removed from the project",
+        user.username,
+        unit_id,
+        project.slug,
+    )
+    raise SubmitRefused(REMOVED)
+
+
 def _previous_submission(user, client_id) -> Submission | None:
     if client_id is None:
         return None
@@ -253,7 +272,9 @@ def _held_sql(vendor: str) -> str:
     q = hot_sql.quote
     return (
         f"SELECT {hot_sql.columns(Assignment, 'a')}, {hot_sql.columns(Unit, 'u')}, "
-        f"{hot_sql.columns(Instance, 'i')} FROM {q(Assignment._meta.db_table)} a "
+        f"{hot_sql.columns(Instance, 'i')}, EXISTS(SELECT 1 FROM {q(Removal._meta.db_table)} r "
+        f"WHERE r.{q('project_id')} = a.{q('project_id')} "
+        f"AND r.{q('user_id')} = a.{q('annotator_id')}) FROM {q(Assignment._meta.db_table)} a "
         f"INNER JOIN {q(Unit._meta.db_table)} u ON u.{q('id')} = a.{q('unit_id')} "
         f"LEFT OUTER JOIN {q(Instance._meta.db_table)} i ON i.{q('id')} = u.{q('instance_id')} "
         f"WHERE a.{q('project_id')} = %s AND a.{q('unit_id')} = %s "
@@ -276,7 +297,8 @@ def _held_assignment(project: Project, user, unit_id) -> Assignment | None:
     a, u = hot_sql.width(Assignment), hot_sql.width(Unit)
     assignment = hot_sql.load(Assignment, row[:a])
     assignment.unit = hot_sql.load(Unit, row[a : a + u])
-    assignment.unit.instance = hot_sql.load(Instance, row[a + u :])
+    assignment.unit.instance = hot_sql.load(Instance, row[a + u : -1])
+    assignment.removed = bool(row[-1])  # the person was removed from the project since
     return assignment
 
 

@@ -399,7 +399,9 @@ class MembersApi(generics.ListAPIView):
         )
         if membership is None:
             raise NotFound(f"{username[:150]} is not a member of this project.")
-        services.remove_project_member(project=project, user=membership.user)
+        services.remove_project_member(
+            project=project, user=membership.user, removed_by=request.user
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -6,9 +6,9 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from . import participant_outcomes as outcomes
 from . import participants as flow
 from .instructions import render_instructions
-from .models import Participant
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 # The completion page sends the participant back to the panel after this many seconds.
@@ -48,16 +48,11 @@ def participant_start(request, slug):
 
 def participant_flow(request, slug):
     """Sends the participant to the step they are at: consent, instructions, training, the
-    next unit, or the completion code (participants.next_step); says why when there is
-    nothing more for them (removed from the study, failed the training)."""
+    next unit, or their outcome's page (participants.next_step); says why when there is
+    nothing more for them (removed from the study)."""
     participant = flow.participant_or_404(request, slug)
-    if participant.completed_at is None:
-        if not flow.is_member(participant):
-            return _refused(request, flow.REMOVED)
-        if participant.training == Participant.Training.FAILED:
-            return render(
-                request, "projects/participant_stopped.html", {"project": participant.project}
-            )
+    if not participant.outcome and not flow.is_member(participant):
+        return _refused(request, flow.REMOVED)
     return HttpResponseRedirect(flow.next_step(request, participant))
 
 
@@ -85,24 +80,26 @@ def participant_consent(request, slug):
 
 
 def participant_done(request, slug):
-    """The completion code, and the way back to the panel (followed by itself after a few
-    seconds, with the Refresh header: no script)."""
+    """The participant's outcome: what the page says, the code for the panel and the way
+    back to it (followed by itself after a few seconds, with the Refresh header: no
+    script). Completed shows the completion code, partial (no more work before the quota)
+    and screened out their own codes; never the completion code for another outcome."""
     participant = flow.participant_or_404(request, slug)
-    if participant.completed_at is None:
+    if not participant.outcome:
         return redirect("participant-flow", slug=slug)
-    block = participant.project.settings.participants
-    url = block.completion_url if block else None
+    shown = outcomes.shown(participant)
     response = render(
         request,
         "projects/participant_done.html",
         {
             "project": participant.project,
-            "code": block.completion_code if block else None,
-            "completion_url": url,
+            "outcome": participant.outcome,
+            "shown": shown,
             "answered": flow.answered(participant),
+            "quota": flow.quota(participant),
             "delay": REDIRECT_SECONDS,
         },
     )
-    if url:
-        response["Refresh"] = f"{REDIRECT_SECONDS}; url={url}"
+    if shown.url:
+        response["Refresh"] = f"{REDIRECT_SECONDS}; url={shown.url}"
     return response

@@ -8,7 +8,14 @@ query parameters and where the participant stands:
 
     consent (if the config has consent text) -> instructions (if any) -> training (if the
     gold units ask for it, projects/participant_flow.py) -> units (the queue, at most
-    units_per_participant) -> completion code
+    units_per_participant) -> an outcome, recorded once on Participant.outcome:
+
+    completed     the quota of ordinary units answered (attention checks and the training
+                  not counted): the completion code and URL
+    partial       no unit left for them before the quota: the partial code and URL, never
+                  the completion code
+    screened_out  failed the training or too many attention checks
+                  (projects.gold.screening_failure): the screen-out code and URL
 
 The session that entered by the link is marked as a participant session; ParticipantScope
 refuses it every page but the project's unit pages, instructions, media and the flow.
@@ -29,12 +36,12 @@ from django.http import Http404, HttpResponseNotFound, HttpResponseRedirect
 from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
 
-from . import hot_sql, participant_flow, unit_page
+from . import gold, hot_sql, participant_flow, unit_page
 from .configuration.normal import ParticipantSettings
 from .configuration.vocabulary import DEFAULT_PARTICIPANT_ID_PARAM
 from .instructions import show_first
 from .models import Assignment, Membership, Participant, Project
-from .queue import next_unit
+from .queue import next_unit, release_own_expired
 
 SESSION_KEY = "participant_id"
 EXTERNAL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -187,18 +194,18 @@ def quota(participant: Participant) -> int | None:
 
 
 def answered(participant: Participant) -> int:
-    """Units this participant answered, the training's gold units not counted (a project
-    with no gold block has none: then the plain count, asked on every answer)."""
+    """Ordinary units this participant answered: the training's units and the attention
+    checks (gold units both) not counted, as the quota counts them (a project with no gold
+    block has none: then the plain count, asked on every answer)."""
     project = participant.project
     if project.settings.gold is None:
         return unit_page.completed_count(project, participant.user)
-    return (
-        Assignment.objects.filter(
-            project=project, annotator=participant.user, status=Assignment.Status.COMPLETED
-        )
-        .exclude(unit__is_gold=True, unit__gold__training=True)
-        .count()
-    )
+    return Assignment.objects.filter(
+        project=project,
+        annotator=participant.user,
+        status=Assignment.Status.COMPLETED,
+        unit__is_gold=False,
+    ).count()
 
 
 @dataclass(frozen=True)
@@ -209,12 +216,23 @@ class Stage:
     label: str
 
 
+def _units(n: int) -> str:
+    return f"{n} unit{'' if n == 1 else 's'}"
+
+
 def stage(participant: Participant) -> Stage:
     config = participant.project.settings
     block = config.participants
-    if participant.completed_at is not None:
+    ended = participant.outcome
+    if ended == Participant.Outcome.COMPLETED:
+        return Stage("completed", f"Completed ({_units(answered(participant))})")
+    if ended == Participant.Outcome.PARTIAL:
+        limit = quota(participant)
         done = answered(participant)
-        return Stage("completed", f"Completed ({done} unit{'' if done == 1 else 's'})")
+        return Stage("partial", f"No more work ({done} of {limit})" if limit else "No more work")
+    if ended == Participant.Outcome.SCREENED_OUT:
+        why = f": {participant.outcome_reason}" if participant.outcome_reason else ""
+        return Stage("screened_out", f"Screened out{why}")
     if participant.training == Participant.Training.FAILED:
         return Stage("failed", "Failed training")
     if block is not None and block.consent and participant.consent_at is None:
@@ -257,19 +275,62 @@ def is_member(participant: Participant) -> bool:
     return Membership.objects.filter(project=participant.project, user=participant.user).exists()
 
 
+def end(participant: Participant, outcome: str, reason: str = "") -> None:
+    """Record how the participant's part ended. The first outcome stays: a second request
+    racing this one, or a later visit, reads it and never writes another."""
+    now = timezone.now()
+    fields = {"outcome": outcome, "outcome_at": now, "outcome_reason": reason[:200]}
+    if outcome == Participant.Outcome.COMPLETED:
+        fields["completed_at"] = now  # completed_at: the completion outcome, as before
+    if Participant.objects.filter(pk=participant.pk, outcome="").update(**fields):
+        for name, value in fields.items():
+            setattr(participant, name, value)
+    else:
+        participant.refresh_from_db(
+            fields=["outcome", "outcome_at", "outcome_reason", "completed_at"]
+        )
+
+
+def screening_reason(participant: Participant) -> str | None:
+    """Why the participant is screened out (the training failed, or too many attention
+    checks: projects.gold.screening_failure), or None. Asked only of a project with gold."""
+    if participant.training == Participant.Training.FAILED:
+        return "failed the training"
+    if participant.project.settings.gold is None:
+        return None
+    return gold.screening_failure(participant.project, participant.user)
+
+
+def _out_of_work(participant: Participant) -> tuple[str, str]:
+    """The outcome of a participant the queue has nothing more for: completed when their
+    quota is answered; without a quota, completed once they answered a unit; else partial."""
+    done = answered(participant)
+    limit = quota(participant)
+    if (limit is not None and done >= limit) or (limit is None and done > 0):
+        return Participant.Outcome.COMPLETED, ""
+    if limit is None:
+        return Participant.Outcome.PARTIAL, "no unit was left for them"
+    return Participant.Outcome.PARTIAL, f"no unit was left for them after {done} of {limit}"
+
+
 def next_step(request, participant: Participant) -> str:
     """The address of the step this participant is at: consent, instructions, training, the
-    next unit (reserved for them here), or the completion code. The flow's own address
-    when the flow page itself tells them why there is nothing more (removed, failed the
-    training). The flow page follows it, and so does an answer on a unit page, so that the
-    answer goes straight to the next unit."""
+    next unit (reserved for them here), or their outcome's page (completed, partial or
+    screened out). The flow's own address when the flow page itself tells them why there is
+    nothing more (removed). The flow page follows it, and so does an answer on a unit page,
+    so that the answer goes straight to the next unit."""
     project = participant.project
     slug = project.slug
     config = project.settings
-    if participant.completed_at is not None:
-        return reverse("participant-done", args=[slug])
-    if not is_member(participant) or participant.training == Participant.Training.FAILED:
+    done_page = reverse("participant-done", args=[slug])
+    if participant.outcome:
+        return done_page
+    if not is_member(participant):
         return reverse("participant-flow", args=[slug])
+    reason = screening_reason(participant)
+    if reason is not None:
+        end(participant, Participant.Outcome.SCREENED_OUT, reason)
+        return done_page
     if config.participants and config.participants.consent and participant.consent_at is None:
         return reverse("participant-consent", args=[slug])
     if config.instructions and participant.instructions_seen_at is None:
@@ -281,11 +342,13 @@ def next_step(request, participant: Participant) -> str:
         return training
     if not quota_reached(participant):
         unit = next_unit(project=project, user=request.user)
+        if unit is None and release_own_expired(project, request.user):
+            unit = next_unit(project=project, user=request.user)  # their own, lapsed, back
         if unit is not None:
             return reverse("annotate-unit", args=[slug, unit.pk])
     # The quota is met, or the project has no unit left for this participant.
-    mark(participant, "completed_at")
-    return reverse("participant-done", args=[slug])
+    end(participant, *_out_of_work(participant))
+    return done_page
 
 
 def participant_rows(project: Project) -> list[dict]:

@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from . import events, gold, hot_sql
-from .models import Assignment, Instance, Participant, Project, Unit
+from .models import Assignment, Instance, Participant, Project, Removal, Unit
 
 RECLAIM_BATCH = 200
 RECLAIM_IN_PASSING = 0.05
@@ -67,6 +67,16 @@ def _is_participant(project: Project, user) -> bool:
     return Participant.objects.filter(project=project, user=user).exists()
 
 
+def lease_for(project: Project, user, policy: QueuePolicy) -> timedelta:
+    """How long this person holds a unit: the project's lease, or a participant's (the
+    participants block's lease_minutes) where that is shorter, so that idle or fake
+    participants hand their units back soon."""
+    block = project.settings.participants
+    if block is None or not _is_participant(project, user):
+        return policy.lease
+    return min(policy.lease, timedelta(minutes=_lease_minutes(block.lease_minutes)))
+
+
 def _training_taken(project: Project, user) -> int:
     return Assignment.objects.filter(
         project=project, annotator=user, unit__is_gold=True, unit__gold__training=True
@@ -90,6 +100,30 @@ def reclaim_expired_leases(project: Project, now=None) -> int:
         .values_list("id", "unit_id")[:RECLAIM_BATCH]
     )
     return _release(expired)
+
+
+def release_own_expired(project: Project, user) -> int:
+    """Give back this person's reservations whose lease ran out (they no longer count
+    against the person's cap, and their units go back to the queue)."""
+    now = timezone.now()
+    with transaction.atomic():
+        mine = Assignment.objects.filter(
+            project=project,
+            annotator=user,
+            status=Assignment.Status.RESERVED,
+            leased_until__lte=now,
+        ).select_for_update(skip_locked=True)
+        return _release(list(mine.values_list("id", "unit_id")))
+
+
+def release_person(project: Project, user) -> int:
+    """End every reservation this person holds in the project, live or not (they were
+    removed): the units go back to the queue at once."""
+    with transaction.atomic():
+        held = Assignment.objects.filter(
+            project=project, annotator=user, status=Assignment.Status.RESERVED
+        ).select_for_update()
+        return _release(list(held.values_list("id", "unit_id")))
 
 
 def _release(assignments) -> int:
@@ -144,7 +178,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
     checks = project.settings.gold
     if checks is not None and checks.attention_rate > 0:
         unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
-    _reserve(project, unit, user, now, now + policy.lease)
+    _reserve(project, unit, user, now, now + lease_for(project, user, policy))
     unit.load += 1
     events.queue_served.send(sender=None, project=project, unit=unit)
     return unit
@@ -199,7 +233,10 @@ def _free_sql(vendor: str, strategy: str, capped: bool) -> str:
         f"LEFT OUTER JOIN {q(Instance._meta.db_table)} i ON i.{q('id')} = u.{q('instance_id')} "
         f"WHERE u.{q('project_id')} = %s AND u.{q('is_gold')} = %s AND NOT EXISTS("
         f"SELECT 1 FROM {q(Assignment._meta.db_table)} a "
-        f"WHERE a.{q('unit_id')} = u.{q('id')} AND a.{q('annotator_id')} = %s)"
+        f"WHERE a.{q('unit_id')} = u.{q('id')} AND a.{q('annotator_id')} = %s) "
+        # a person the managers removed is given nothing (on an open project too)
+        f"AND NOT EXISTS(SELECT 1 FROM {q(Removal._meta.db_table)} r "
+        f"WHERE r.{q('project_id')} = u.{q('project_id')} AND r.{q('user_id')} = %s)"
         + (f" AND u.{q('load')} < %s" if capped else "")
         + f" ORDER BY {order} LIMIT 1"
         + hot_sql.for_update("u", skip_locked=True)
@@ -211,7 +248,7 @@ def _free_unit(project: Project, user, policy: QueuePolicy) -> Unit | None:
     under its cap, first in the strategy's order; a unit another request holds locked is
     skipped, not waited for."""
     capped = policy.cap is not None
-    params = [project.pk, False, user.pk] + ([policy.cap] if capped else [])
+    params = [project.pk, False, user.pk, user.pk] + ([policy.cap] if capped else [])
     with connection.cursor() as cursor:
         cursor.execute(_free_sql(connection.vendor, policy.strategy, capped), params)
         row = cursor.fetchone()

@@ -140,6 +140,16 @@ def lab_members(lab: Lab) -> QuerySet[LabMembership]:
     return LabMembership.objects.filter(lab=lab).select_related("user").order_by("user__username")
 
 
+def labs_with_people(user) -> QuerySet[Lab]:
+    """The labs the user sees (visible_labs), each with its numbers of admins, people and
+    projects."""
+    return Lab.objects.filter(pk__in=visible_labs(user).values("pk")).annotate(
+        n_admins=Count("memberships", filter=Q(memberships__is_admin=True), distinct=True),
+        n_people=Count("memberships", distinct=True),
+        n_projects=Count("projects", distinct=True),
+    )
+
+
 def _item_display(project: Project) -> dict:
     """How the tuple's items are shown: in the order the first scheme whose type shows items
     asks; with their source when any such scheme shows sources (its source_key)."""

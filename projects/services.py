@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from . import events, gold, media
+from . import events, gold, media, queue
 from .configuration import ConfigError, ProjectConfig, load_config, parse_config, parse_yaml
 from .datafiles import LoadedData, load_items
 from .limits import Limits
@@ -25,6 +25,7 @@ from .models import (
     LabMembership,
     Membership,
     Project,
+    Removal,
     Unit,
 )
 from .paths import PathRefused, confine
@@ -459,6 +460,7 @@ def add_project_members(
         Membership.objects.update_or_create(
             user=users[name], project=project, defaults={"role": role}
         )
+        Removal.objects.filter(project=project, user=users[name]).delete()  # added again
         changes.append(
             MemberChange(
                 username=name, created_user=created, role=role, previous_role=before.get(name)
@@ -491,8 +493,15 @@ def member_results(entries, changes: dict[str, MemberChange]) -> list[dict]:
     return rows
 
 
-def remove_project_member(*, project: Project, user) -> None:
+@transaction.atomic
+def remove_project_member(*, project: Project, user, removed_by=None) -> int:
+    """Take the person out of the project at once: their membership goes, the units they
+    hold go back to the queue, and a Removal is kept (until they are added again), so that
+    on a project open to every user too the queue gives them nothing and their answers are
+    refused (projects.queue, projects.answers). Returns how many leases were ended."""
     Membership.objects.filter(project=project, user=user).delete()
+    Removal.objects.get_or_create(project=project, user=user, defaults={"removed_by": removed_by})
+    return queue.release_person(project, user)
 
 
 def mark_model_judge(*, user, model_name: str = "", is_model: bool = True) -> AnnotatorProfile:

@@ -145,7 +145,7 @@ def project_members(request, slug):
         user = _user_to_remove(request)
         if user is None:
             return _refused(project_detail(request, slug))
-        services.remove_project_member(project=project, user=user)
+        services.remove_project_member(project=project, user=user, removed_by=request.user)
         messages.success(request, f"{user.username} no longer belongs to this project.")
         return redirect("project-detail", slug=slug)
     form = AddMembersForm(request.POST)

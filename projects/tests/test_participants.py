@@ -182,14 +182,18 @@ def test_a_second_visit_resumes_and_another_id_is_a_new_participant(project):
     assert len({p.user_id for p in Participant.objects.all()}) == 2
 
 
-def test_a_project_of_no_units_left_still_gives_the_code(db, tmp_path):
+def test_no_unit_left_before_the_quota_ends_with_no_more_work_not_the_code(db, tmp_path):
     make_project(tmp_path, units=2)
     client = Client()
     response = enter(client)
     for _ in range(2):
         response = answer(client, response)
     assert response["Location"].endswith("/done/")
-    assert "C1A2B3" in client.get(response["Location"]).content.decode()
+    page = client.get(response["Location"]).content.decode()
+    assert "No more work for you" in page and "You answered 2 of 3 units" in page
+    assert "C1A2B3" not in page and "panel.example.org" not in page
+    participant = Participant.objects.get()
+    assert participant.outcome == Participant.Outcome.PARTIAL and participant.completed_at is None
 
 
 @pytest.mark.parametrize(
@@ -291,16 +295,17 @@ def test_a_failed_training_stops_the_participant(project):
     participant = Participant.objects.get(external_id="abc123")
     participant.training = Participant.Training.FAILED
     participant.save()
-    stopped = client.get(reverse("participant-flow", args=["crowd"]))
+    stopped = client.get(reverse("participant-flow", args=["crowd"]), follow=True)
     assert stopped.status_code == 200
     assert "Thank you for your time" in stopped.content.decode()
+    assert "C1A2B3" not in stopped.content.decode()
     assert Assignment.objects.filter(annotator=participant.user).count() == 0
     manager = UserFactory(username="boss")
     MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
     boss = Client()
     boss.force_login(manager)
     page = boss.get(reverse("project-detail", args=["crowd"])).content.decode()
-    assert "Failed training" in page
+    assert "Screened out: failed the training" in page
 
 
 def test_the_flow_sends_a_participant_to_training_until_it_is_passed(project, monkeypatch):
@@ -411,7 +416,8 @@ def test_training_failed_stops_the_participant_and_the_manager_sees_it(db, tmp_p
     MembershipFactory(user=manager, project=project, role=Membership.Role.MANAGER)
     boss = Client()
     boss.force_login(manager)
-    assert "Failed training" in boss.get(reverse("project-detail", args=["crowd"])).content.decode()
+    page = boss.get(reverse("project-detail", args=["crowd"])).content.decode()
+    assert "Screened out: failed the training" in page
 
 
 def test_a_logged_in_member_opening_the_link_stays_who_they_are(project):
