@@ -284,6 +284,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "Scores", "description": "Best-worst scores of a scheme; re-scoring."},
         {"name": "Runs", "description": "Scoring runs, to poll until they finish."},
         {"name": "Agreement", "description": "Inter-annotator agreement reports."},
+        {"name": "Labs", "description": "Labs, their admins and members."},
         {"name": "Members", "description": "A project's members and their roles."},
         {"name": "Items", "description": "A project's items and best-worst tuples."},
         {"name": "Export", "description": "A project's answers as a JSON Lines, CSV or TSV file."},

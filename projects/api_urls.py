@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, api_manage, api_participants, token_api
+from . import api, api_labs, api_manage, api_participants, token_api
 
 urlpatterns = [
     path("auth/token/", token_api.TokenApi.as_view(), name="api-token"),
@@ -15,6 +15,8 @@ urlpatterns = [
         token_api.TokenRevokeApi.as_view(),
         name="api-token-revoke",
     ),
+    path("labs/", api_labs.LabsApi.as_view(), name="api-lab-list"),
+    path("labs/<slug:slug>/members/", api_labs.LabMembersApi.as_view(), name="api-lab-members"),
     path("projects/", api_manage.ProjectListCreateApi.as_view(), name="api-project-list"),
     path("projects/<slug:slug>/", api.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<slug:slug>/members/", api_manage.MembersApi.as_view(), name="api-members"),

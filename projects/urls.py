@@ -4,6 +4,7 @@ from . import (
     gold_views,
     instructions_views,
     invite_views,
+    labs_views,
     media_views,
     participant_views,
     views,
@@ -35,7 +36,8 @@ urlpatterns = [
         media_views.project_points,
         name="project-points",
     ),
-    path("labs/<slug:slug>/", views.lab_detail, name="lab-detail"),
+    path("labs/", labs_views.lab_list, name="lab-list"),
+    path("labs/<slug:slug>/", labs_views.lab_detail, name="lab-detail"),
     # Participant links (projects/participants.py): public entry, then the participant's flow.
     path("p/<slug:slug>/start", participant_views.participant_start, name="participant-start"),
     path("p/<slug:slug>/", participant_views.participant_flow, name="participant-flow"),

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -19,11 +19,11 @@ from .answer_forms import submit_posted
 from .answers import SubmitRefused
 from .content_policy import allow_waveform_style
 from .downloads import attachment
-from .forms import AddMembersForm, LabMemberForm, ProjectUploadForm
+from .forms import AddMembersForm, ProjectUploadForm
 from .instructions import show_first as show_instructions_first
 from .invite_views import InviteForm, pop_invite_links, remember_invites
 from .invites import create_missing_accounts, invitable_member_ids
-from .models import Assignment, Instance, Item, Lab, Membership, Unit
+from .models import Assignment, Instance, Item, Membership, Unit
 from .participants import next_step as participant_next_step
 from .queue import next_unit
 from .schemes import scheme_type
@@ -244,45 +244,6 @@ def example_config(request):
     body = EXAMPLE_CONFIG_NOTE + EXAMPLE_CONFIG.read_text(encoding="utf-8")
     return attachment(
         body.encode("utf-8"), filename="example-config.yaml", content_type="text/yaml"
-    )
-
-
-@login_required
-def lab_detail(request, slug):
-    lab = get_object_or_404(selectors.visible_labs(request.user), slug=slug)
-    is_admin = lab in selectors.manageable_labs(request.user)
-    form = LabMemberForm()
-    status = 200
-    if request.method == "POST":
-        if not is_admin:
-            raise Http404
-        if "remove" in request.POST:
-            user = _user_to_remove(request)
-            if user is not None:
-                services.remove_lab_member(lab=lab, user=user)
-                messages.success(request, f"{user.username} left {lab.name}.")
-                return redirect("lab-detail", slug=slug)
-        else:
-            form = LabMemberForm(request.POST)
-            if form.is_valid():
-                user = form.cleaned_data["username"]
-                services.add_lab_member(lab=lab, user=user, is_admin=form.cleaned_data["is_admin"])
-                messages.success(request, f"{user.username} is now in {lab.name}.")
-                return redirect("lab-detail", slug=slug)
-        status = 400
-    projects = selectors.visible_projects(request.user).filter(lab=lab)
-    return render(
-        request,
-        "projects/lab_detail.html",
-        {
-            "lab": lab,
-            "is_admin": is_admin,
-            "members": selectors.lab_members(lab),
-            "projects": projects,
-            "form": form,
-            "labs": Lab.objects.none(),
-        },
-        status=status,
     )
 
 

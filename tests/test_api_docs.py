@@ -24,6 +24,7 @@ TAGS = [
     "Scores",
     "Runs",
     "Agreement",
+    "Labs",
     "Members",
     "Items",
     "Export",

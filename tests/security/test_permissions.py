@@ -54,8 +54,12 @@ POST+answer_form annotate-unit          302    404    302    404    404    404  
 # a point cloud stored in the project's media folder (STORED_MEDIA, by the world fixture)
 project-media                           302    404    200    404    404    404    200    200
 project-points                          302    404    200    404    404    404    200    200
+lab-list                                302    200    200    200    200    200    200    200
+# only staff create labs: a plain 403 with the reason (projects/labs.py)
+POST lab-list                           302    403    403    403    403    403    403    400
 lab-detail                              302    404    404    404    200    404    200    200
-POST lab-detail                         302    404    404    404    404    404    400    400
+# a lab's members see it but may not change its people: 403 with the reason
+POST lab-detail                         302    404    404    404    403    404    400    400
 # participant links: the world's project opens none (no participants block), and the flow's
 # pages are for a participant session of the project only (projects/tests/test_participants.py)
 participant-start                       404    404    404    404    404    404    404    404
@@ -95,6 +99,11 @@ api-token-revoke                        401    405    405    405    405    405  
 DELETE api-token-revoke                 401    404    204    404    404    404    404    404
 api-token-revoke-all                    401    405    405    405    405    405    405    405
 POST api-token-revoke-all               401    200    200    200    200    200    200    200
+api-lab-list                            401    200    200    200    200    200    200    200
+POST api-lab-list                       401    403    403    403    403    403    403    400
+api-lab-members                         401    404    404    404    200    404    200    200
+POST api-lab-members                    401    404    404    404    403    404    400    400
+DELETE api-lab-members                  401    404    404    404    403    404    400    400
 api-project-list                        401    200    200    200    200    200    200    200
 # create: lab admins and staff; the matrix's JSON body is not the multipart upload (415)
 POST api-project-list                   401    403    403    403    403    415    415    415
@@ -259,7 +268,7 @@ def fill(route: str, world) -> str:
     """A concrete URL for the route, its parameters taken from the world."""
     model = admin_model(route)
     values = {
-        "slug": world.lab.slug if route.startswith("labs/") else world.project.slug,
+        "slug": world.lab.slug if "labs/" in route else world.project.slug,
         "unit_id": world.unit.pk,
         "run_id": world.run.pk,
         "uidb64": "MQ",
