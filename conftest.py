@@ -38,3 +38,16 @@ def _project_files_in_tmp(tmp_path_factory):
     settings.PROJECT_FILES_ROOT = tmp_path_factory.mktemp("project-files")
     yield
     settings.PROJECT_FILES_ROOT = previous
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Counts kept in the cache (the participant links' entry rate, projects/entry_rate.py)
+    start afresh in each test, as if its client were new."""
+    from django.core.cache import cache
+
+    try:
+        cache.clear()
+    except Exception:  # a cache that cannot be reached is the test's own business
+        pass
+    yield

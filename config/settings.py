@@ -390,6 +390,9 @@ AXES_VERBOSE = False
 PASSWORD_RESET_ADDRESS_LIMIT = int(os.environ.get("PASSWORD_RESET_ADDRESS_LIMIT", "10"))
 PASSWORD_RESET_EMAIL_LIMIT = int(os.environ.get("PASSWORD_RESET_EMAIL_LIMIT", "3"))
 PASSWORD_RESET_WINDOW_MINUTES = int(os.environ.get("PASSWORD_RESET_WINDOW_MINUTES", "60"))
+# New participants one client address may make through the participant links
+# (projects/entry_rate.py): a count per window, e.g. "30/10m"; "0/1m" turns it off.
+PARTICIPANT_ENTRY_RATE = os.environ.get("PARTICIPANT_ENTRY_RATE", "30/10m")
 # How long an invite link (projects/invites.py) lets the invited person set a password.
 INVITE_TIMEOUT_DAYS = int(os.environ.get("INVITE_TIMEOUT_DAYS", "7"))
 # API tokens (django-rest-knox): sent as `Authorization: Token <key>`, stored hashed,

@@ -1,27 +1,45 @@
 """The participant link's pages: entry, consent, the flow that sends a participant to the
 step they are at, and the completion code (projects/participants.py)."""
 
+import logging
+
 from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from . import participant_list
 from . import participant_outcomes as outcomes
 from . import participants as flow
+from .access import managed_project_or_404
+from .downloads import attachment
 from .instructions import render_instructions
+from .login_protection import client_address
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
+security_log = logging.getLogger("annolab.security")
 # The completion page sends the participant back to the panel after this many seconds.
 REDIRECT_SECONDS = 10
 
 
 def _refused(request, refusal: flow.EntryRefused):
-    return render(
+    security_log.warning(
+        "participant link %s refused %s (%s): %s",
+        request.path,
+        client_address(request),
+        request.user.username if request.user.is_authenticated else "anonymous",
+        refusal.title,
+    )
+    response = render(
         request,
         "projects/participant_refused.html",
         {"title": refusal.title, "message": refusal.message},
         status=refusal.status,
     )
+    if refusal.retry_after:
+        response["Retry-After"] = str(refusal.retry_after)
+    return response
 
 
 @require_http_methods(["GET", "HEAD"])
@@ -38,7 +56,9 @@ def participant_start(request, slug):
                 409,
             )
         external_id, params = flow.read_entry(request.GET, block)
-        participant = flow.enter(project, block, external_id, params)
+        participant = flow.enter(
+            project, block, external_id, params, address=client_address(request)
+        )
     except flow.EntryRefused as refusal:
         return _refused(request, refusal)
     login(request, participant.user, backend=BACKEND)
@@ -103,3 +123,13 @@ def participant_done(request, slug):
     if shown.url:
         response["Refresh"] = f"{REDIRECT_SECONDS}; url={shown.url}"
     return response
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def participants_export(request, slug):
+    """Every participant of the project with their outcome and the ordinary units they
+    answered, as CSV (for the project's managers)."""
+    project = managed_project_or_404(request.user, slug)
+    body = participant_list.csv_text(project).encode()
+    return attachment(body, filename=f"{slug}-participants.csv", content_type="text/csv")

@@ -36,7 +36,7 @@ from django.http import Http404, HttpResponseNotFound, HttpResponseRedirect
 from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
 
-from . import gold, hot_sql, participant_flow, unit_page
+from . import entry_rate, gold, hot_sql, participant_flow, unit_page
 from .configuration.normal import ParticipantSettings
 from .configuration.vocabulary import DEFAULT_PARTICIPANT_ID_PARAM
 from .instructions import show_first
@@ -50,11 +50,13 @@ MAX_PARAM_LENGTH = 200
 
 
 class EntryRefused(Exception):
-    """A participant link that cannot let this visitor in: what to tell them, and the status."""
+    """A participant link that cannot let this visitor in: what to tell them, the status,
+    and for a 429 the seconds until they may try again."""
 
-    def __init__(self, title: str, message: str, status: int):
+    def __init__(self, title: str, message: str, status: int, retry_after: int | None = None):
         super().__init__(message)
         self.title, self.message, self.status = title, message, status
+        self.retry_after = retry_after
 
 
 REMOVED = EntryRefused(
@@ -138,12 +140,29 @@ def username_for(project: Project, external_id: str) -> str:
 
 
 def enter(
-    project: Project, block: ParticipantSettings, external_id: str, params: dict
+    project: Project,
+    block: ParticipantSettings,
+    external_id: str,
+    params: dict,
+    address: str | None = None,
 ) -> Participant:
     """The participant with this id in this project: found (a second visit resumes) or
-    created, while the project has room for one more."""
+    created, while the project has room for one more and the client's address has not
+    made too many new participants lately (projects.entry_rate)."""
     participant = Participant.objects.filter(project=project, external_id=external_id).first()
     if participant is None:
+        wait = entry_rate.take_new_participant(address)
+        if wait:
+            minutes = -(-wait // 60)
+            raise EntryRefused(
+                "Too many new participants from your address",
+                f"This address has opened more new study places than the site allows "
+                f"({entry_rate.entry_rate().describe()}). Try again in {minutes} "
+                f"minute{'s' if minutes != 1 else ''}; if you already took part, open your "
+                "own link from the panel again.",
+                429,
+                retry_after=wait,
+            )
         try:
             participant = _create(project, block, external_id, params)
         except IntegrityError:  # the same id entered twice at once: the other one made it
@@ -157,6 +176,10 @@ def enter(
 
 @transaction.atomic
 def _create(project, block, external_id, params) -> Participant:
+    # One creation at a time per project, so that the count below holds under concurrent
+    # first visits: the project row is locked on PostgreSQL (SQLite takes its write lock
+    # at BEGIN already).
+    Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
     if Participant.objects.filter(project=project).count() >= block.max_participants:
         raise EntryRefused(
             "This study is full",
@@ -197,6 +220,9 @@ def answered(participant: Participant) -> int:
     """Ordinary units this participant answered: the training's units and the attention
     checks (gold units both) not counted, as the quota counts them (a project with no gold
     block has none: then the plain count, asked on every answer)."""
+    counted = getattr(participant, "answered_count", None)  # projects.participant_list
+    if counted is not None:
+        return counted
     project = participant.project
     if project.settings.gold is None:
         return unit_page.completed_count(project, participant.user)
@@ -349,15 +375,6 @@ def next_step(request, participant: Participant) -> str:
     # The quota is met, or the project has no unit left for this participant.
     end(participant, *_out_of_work(participant))
     return done_page
-
-
-def participant_rows(project: Project) -> list[dict]:
-    """The members list's participants: id, when they came, where they stand, and the link's
-    other parameters (for managers only)."""
-    return [
-        {"participant": p, "stage": stage(p), "username": p.user.username}
-        for p in Participant.objects.filter(project=project).select_related("user", "project")
-    ]
 
 
 # --------------------------------------------------------------------------- the scope

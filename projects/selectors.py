@@ -124,6 +124,7 @@ class ProjectOverview:
 def project_overview(project: Project) -> ProjectOverview:
     members = list(
         Membership.objects.filter(project=project)
+        .exclude(user__participant__project=project)  # listed apart, in pages (participant_list)
         .select_related("user")
         .order_by("role", "user__username")
     )

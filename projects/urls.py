@@ -47,4 +47,9 @@ urlpatterns = [
         name="participant-consent",
     ),
     path("p/<slug:slug>/done/", participant_views.participant_done, name="participant-done"),
+    path(
+        "projects/<slug:slug>/participants.csv",
+        participant_views.participants_export,
+        name="participants-export",
+    ),
 ]
