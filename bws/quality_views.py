@@ -19,6 +19,7 @@ from .quality import project_quality
 def quality_page(request, slug):
     project = managed_project_or_404(request.user, slug)
     report = project_quality(project)
+    screened = gold.screened_out(project)
     return render(
         request,
         "bws/quality.html",
@@ -27,6 +28,8 @@ def quality_page(request, slug):
             "report": report,
             "is_bws": bool(project.settings.bws_schemes),
             "gold": project.settings.gold,
+            # who failed the training or too many attention checks: a manager may reset them
+            "screened": {row.username for row in report.rows if row.user_id in screened},
         },
     )
 

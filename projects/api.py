@@ -14,8 +14,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import selectors
-from .access import visible_project_or_404
+from . import gold, selectors
+from .access import managed_project_or_404, visible_project_or_404
 from .answers import SubmitRefused, submit_answers
 from .models import Annotation, Project
 from .queue import next_unit
@@ -284,6 +284,47 @@ class AnnotationsApi(generics.ListCreateAPIView):
             return Response(exc.details(), status=status.HTTP_409_CONFLICT)
         code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
         return Response([answer_body(a) for a in result.annotations], status=code)
+
+
+class ResetInputSerializer(serializers.Serializer):
+    annotator = serializers.CharField(max_length=150, help_text="The person's username.")
+
+
+class ResetOutputSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    reason = serializers.CharField(help_text="Why they were screened out.")
+    answers_deleted = serializers.IntegerField(help_text="Their training and check answers.")
+    units_released = serializers.IntegerField(help_text="Gold units given back.")
+
+
+class ScreeningResetApi(APIView):
+    """Let a person who failed the training or too many attention checks start again
+    (managers only): their gold answers are deleted; logged."""
+
+    @extend_schema(
+        tags=["Quality"],
+        operation_id="screening_reset",
+        summary="Reset a screened-out person",
+        request=ResetInputSerializer,
+        responses={200: ResetOutputSerializer},
+    )
+    def post(self, request, slug):
+        project = managed_project_or_404(request.user, slug)
+        data = ResetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        username = data.validated_data["annotator"]
+        try:
+            person = gold.person_to_reset(project, username, by=request.user)
+            result = gold.reset_screening(project=project, user=person, by=request.user)
+        except gold.ResetRefused as exc:
+            raise ValidationError({"annotator": [str(exc)]}) from exc
+        body = {
+            "annotator": username,
+            "reason": result.reason,
+            "answers_deleted": result.answers,
+            "units_released": result.units,
+        }
+        return Response(ResetOutputSerializer(body).data)
 
 
 _STAMP = serializers.DateTimeField()

@@ -29,5 +29,10 @@ urlpatterns = [
         name="api-participants",
     ),
     path("projects/<slug:slug>/queue/next/", api.QueueNextApi.as_view(), name="api-queue-next"),
+    path(
+        "projects/<slug:slug>/gold/reset/",
+        api.ScreeningResetApi.as_view(),
+        name="api-screening-reset",
+    ),
     path("projects/<slug:slug>/annotations/", api.AnnotationsApi.as_view(), name="api-annotations"),
 ]

@@ -10,11 +10,14 @@ other project names an instance and the expected answer per scheme::
 
     {"instance": "doc-12", "answers": {"sentiment": "positive"}}
 
-A BWS gold tuple becomes a unit of its own, numbered on the page like an ordinary tuple; an
-instance's gold record makes that instance's unit a gold unit. Gold units never count in
-scores, agreement or progress; exports keep their answers, marked as gold. The first
-``training.units`` gold units are the training; the others are the attention checks the
-queue mixes in at ``attention_rate`` (projects.queue).
+A BWS gold tuple becomes a unit of its own; an instance's gold record makes that instance's
+unit a gold unit. Gold units never count in scores or agreement; exports keep their answers,
+marked as gold. The first ``training.units`` gold units are the training; the others are the
+attention checks the queue hands out in place of ordinary units (projects.queue): exactly
+``round(attention_rate x quota)`` of them per person, at positions drawn for that person, on
+top of the quota. A gold answer is final once given (projects.answers); a person who failed
+the training, or more checks than ``max_failed_checks``, is screened out until a manager
+resets them (reset_screening).
 
 Managers can also leave an annotator out (exclude): their answers then count nowhere but
 in exports, which mark them.
@@ -23,19 +26,25 @@ in exports, which mark them.
 from __future__ import annotations
 
 import json
+import logging
 import math
-import random
+from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
-from django.db.models import F
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, F, Q
 
 from . import events
 from .configuration.vocabulary import MAX_TUPLE_SIZE, MIN_TUPLE_SIZE
-from .models import Annotation, Assignment, Item, Membership, Project, Unit
+from .models import Annotation, Assignment, Item, Membership, Participant, Project, Submission, Unit
 from .paths import PathRefused, confine
+
+audit_log = logging.getLogger("annolab.audit")
+security_log = logging.getLogger("annolab.security")
 
 MAX_GOLD_BYTES = 5 * 1024 * 1024
 MAX_GOLD_UNITS = 10_000
@@ -263,29 +272,6 @@ def answers_by_unit(project: Project, user, units) -> dict[int, dict]:
     return found
 
 
-# --------------------------------------------------------------------------- attention checks
-
-
-def pick_attention_check(*, project: Project, user, n_given: int) -> Unit | None:
-    """An attention check for this person's next unit, drawn with probability
-    attention_rate (seeded by the project, the person and how many units they were given,
-    so a test sees the same draws); a gold unit they have not seen, or None."""
-    gold = project.settings.gold
-    if gold is None or gold.attention_rate <= 0:
-        return None
-    draw = random.Random(f"{project.settings.seed}:{project.pk}:{user.pk}:{n_given}").random()
-    if draw >= gold.attention_rate:
-        return None
-    seen = Assignment.objects.filter(project=project, annotator=user).values("unit_id")
-    return (
-        Unit.objects.filter(project=project, is_gold=True, gold__training=False)
-        .exclude(pk__in=seen)
-        .select_related("instance")
-        .order_by("random_rank")
-        .first()
-    )
-
-
 # --------------------------------------------------------------------------- training
 
 
@@ -384,12 +370,188 @@ def next_training_unit(project: Project, user, lease) -> Unit | None:
     return None
 
 
+def check_failures(project: Project, user) -> tuple[int, int]:
+    """How many attention checks this person failed, and how many they answered."""
+    answered = Annotation.objects.filter(project=project, annotator=user, unit__is_gold=True)
+    units = {
+        unit.pk: unit
+        for unit in Unit.objects.filter(pk__in=answered.values("unit_id"))
+        .exclude(gold__training=True)
+        .only("pk", "gold", "is_gold")
+    }
+    given = answers_by_unit(project, user, list(units))
+    failed = sum(not grade(units[pk], answers).correct for pk, answers in given.items())
+    return failed, len(given)
+
+
+def _checks_verdict(gold, failed: int, answered: int) -> str | None:
+    limit = gold.max_failed_checks if gold is not None else None
+    if limit is not None and failed > limit:
+        return f"failed {failed} of {answered} attention checks"
+    return None
+
+
 def screening_failure(project: Project, user) -> str | None:
     """Why this person is screened out of the project (the training failed, or more attention
     checks failed than the gold block allows), in words for the managers; None otherwise."""
     if training_result(project, user).status == TrainingStatus.FAILED:
         return "failed the training"
-    return None
+    gold = project.settings.gold
+    if gold is None or gold.max_failed_checks is None or not _needs_screening(project, user):
+        return None
+    return _checks_verdict(gold, *check_failures(project, user))
+
+
+def _needs_screening(project: Project, user) -> bool:
+    from .selectors import project_role
+
+    return project_role(user, project) == Membership.Role.ANNOTATOR
+
+
+def withholds_work(project: Project, user) -> bool:
+    """Whether the queue gives this person no unit: a training to pass first (or failed), or
+    screened out by failed attention checks."""
+    if training_blocks_work(project, user):
+        return True
+    gold = project.settings.gold
+    return (
+        gold is not None
+        and gold.max_failed_checks is not None
+        and bool(screening_failure(project, user))
+    )
+
+
+def screened_out(project: Project) -> dict[int, str]:
+    """Per person screened out of the project (user id), why: the training failed or too
+    many attention checks failed (screening_failure's words, for every person at once)."""
+    gold = project.settings.gold
+    if gold is None:
+        return {}
+    units = {
+        unit.pk: unit for unit in Unit.objects.filter(project=project, is_gold=True).only("gold")
+    }
+    given: dict[int, dict[int, dict]] = defaultdict(lambda: defaultdict(dict))
+    rows = Annotation.objects.filter(project=project, unit__is_gold=True)
+    for user_id, unit_id, scheme, value in rows.values_list(
+        "annotator_id", "unit_id", "scheme", "value"
+    ):
+        given[user_id][unit_id][scheme] = value
+    managers = set(
+        Membership.objects.filter(project=project, role=Membership.Role.MANAGER).values_list(
+            "user_id", flat=True
+        )
+    )
+    n_training = sum(bool((u.gold or {}).get("training")) for u in units.values())
+    needed = math.ceil(gold.pass_threshold * n_training - 1e-9)
+    found = {}
+    for user_id, answers in given.items():
+        if user_id in managers:
+            continue
+        right = defaultdict(int)
+        for unit_id, answer in answers.items():
+            kind = "training" if (units[unit_id].gold or {}).get("training") else "checks"
+            right[kind, grade(units[unit_id], answer).correct] += 1
+        trained = right["training", True] + right["training", False]
+        if n_training and trained == n_training and right["training", True] < needed:
+            found[user_id] = "failed the training"
+        elif reason := _checks_verdict(
+            gold, right["checks", False], right["checks", False] + right["checks", True]
+        ):
+            found[user_id] = reason
+    return found
+
+
+class ResetRefused(ValueError):
+    """A reset that cannot be made; the message says why (HTTP 400)."""
+
+
+@dataclass(frozen=True)
+class ResetResult:
+    reason: str  # why the person was screened out
+    answers: int  # gold answers deleted
+    units: int  # gold units given back
+
+
+def person_to_reset(project: Project, username: str, *, by):
+    """The person of the project (member, participant, or anyone handed a unit) a manager
+    names for a reset; ResetRefused, logged, when there is none or it is a manager."""
+    User = get_user_model()
+    user = User.objects.filter(username=username).first() if username else None
+    known = user is not None and (
+        Membership.objects.filter(project=project, user=user).exists()
+        or Participant.objects.filter(project=project, user=user).exists()
+        or Assignment.objects.filter(project=project, annotator=user).exists()
+    )
+    if not known:
+        refuse_reset(project, by, username, "no such person in this project")
+    if Membership.objects.filter(project=project, user=user, role=Membership.Role.MANAGER).exists():
+        refuse_reset(project, by, username, "a manager takes no training and no checks")
+    return user
+
+
+def refuse_reset(project: Project, by, username: str, reason: str):
+    security_log.warning(
+        "refused: %s (user %s) asked to reset %r in project %s: %s",
+        by.get_username(),
+        by.pk,
+        username,
+        project.slug,
+        reason,
+    )
+    raise ResetRefused(f"Cannot reset {username or 'nobody'}: {reason}.")
+
+
+@transaction.atomic
+def reset_screening(*, project: Project, user, by) -> ResetResult:
+    """Give a person screened out of the project (failed training or too many failed
+    attention checks) a fresh start, by a manager's decision: their gold answers and gold
+    units go (the units' slots given back), their participant record returns to before the
+    training and loses a screen-out outcome. Logged: who reset whom and why."""
+    reason = screening_failure(project, user)
+    if reason is None:
+        refuse_reset(
+            project,
+            by,
+            user.get_username(),
+            "they have not failed the training or the attention checks; there is nothing to reset",
+        )
+    gold_units = Unit.objects.filter(project=project, is_gold=True)
+    mine = Assignment.objects.filter(project=project, annotator=user, unit__in=gold_units)
+    unit_ids = list(mine.values_list("unit_id", flat=True))
+    answers, _ = Annotation.objects.filter(
+        project=project, annotator=user, unit__in=gold_units
+    ).delete()
+    Submission.objects.filter(annotator=user, unit_id__in=unit_ids).delete()
+    mine.delete()
+    figures = {
+        row["pk"]: row
+        for row in Unit.objects.filter(pk__in=unit_ids)
+        .values("pk")
+        .annotate(
+            n=Count("assignments"),
+            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.COMPLETED)),
+        )
+    }
+    for unit_id, row in figures.items():
+        Unit.objects.filter(pk=unit_id).update(load=row["n"], completed=row["done"])
+    participant = Participant.objects.filter(project=project, user=user)
+    participant.update(training=Participant.Training.NONE)
+    participant.filter(outcome=Participant.Outcome.SCREENED_OUT).update(
+        outcome=Participant.Outcome.NONE, outcome_at=None, outcome_reason=""
+    )
+    audit_log.warning(
+        "reset: %s (user %s) reset %s (user %s) in project %s, screened out because they %s; "
+        "%s gold answers deleted, %s gold units given back",
+        by.get_username(),
+        by.pk,
+        user.get_username(),
+        user.pk,
+        project.slug,
+        reason,
+        answers,
+        len(unit_ids),
+    )
+    return ResetResult(reason, answers, len(unit_ids))
 
 
 def record_training_outcome(project: Project, user) -> TrainingStatus:

@@ -1,19 +1,25 @@
 """The training page: the project's training units (gold units with known answers) one at a
 time, each answer followed by its feedback ("The best was X; you chose Y."), then the
 result against the pass threshold. Someone who fails is thanked and stopped: the queue
-gives them no unit (projects.queue) and the quality page shows it to the managers."""
+gives them no unit (projects.queue) and the quality page shows it to the managers, who may
+reset them (screening_reset). An answer given here is final (projects.answers), so the
+feedback may name the expected answer."""
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from . import gold, selectors
-from .access import visible_project_or_404
+from .access import managed_project_or_404, visible_project_or_404
 from .answer_forms import submit_posted
 from .answers import SubmitRefused
 from .models import Item, Unit
@@ -102,7 +108,8 @@ def _answer(request, project, result):
 
 
 def _feedback(project, user, unit_id) -> dict | None:
-    """What the person is told about their answer to a training unit."""
+    """What the person is told about their answer to a training unit: only once they gave
+    it (a gold answer cannot change after that), never for one merely handed to them."""
     if not unit_id or not str(unit_id).isdigit():
         return None
     units = gold.training_units(project)
@@ -156,3 +163,32 @@ def _shown(value) -> str:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return ", ".join(f"“{v}”" for v in value) or "nothing"
     return json.dumps(value, ensure_ascii=False)
+
+
+@login_required
+@require_POST
+def screening_reset(request, slug):
+    """A manager lets a person who failed the training or too many attention checks start
+    again (projects.gold.reset_screening): from the quality page."""
+    try:
+        project = managed_project_or_404(request.user, slug)
+    except Http404:
+        logging.getLogger("annolab.security").warning(
+            "refused: %s (user %s) tried to reset a person in project %r, which they do not manage",
+            request.user.get_username(),
+            request.user.pk,
+            slug,
+        )
+        raise
+    username = request.POST.get("annotator", "").strip()
+    try:
+        person = gold.person_to_reset(project, username, by=request.user)
+        result = gold.reset_screening(project=project, user=person, by=request.user)
+    except gold.ResetRefused as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    messages.success(
+        request,
+        f"{username} may start again: they had {result.reason}; their {result.answers} "
+        "gold answers were deleted.",
+    )
+    return redirect("project-quality", slug=slug)

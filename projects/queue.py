@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from . import events, gold, hot_sql
+from . import attention_checks, events, gold, hot_sql
 from .models import Assignment, Instance, Participant, Project, Removal, Unit
 
 RECLAIM_BATCH = 200
@@ -45,16 +45,16 @@ def person_cap(
     project: Project, user, policy: QueuePolicy | None = None, *, with_training: bool = True
 ) -> int | None:
     """The most units one person takes: max_annotations_per_user, or a participant's quota
-    (participants.units_per_participant) where that is lower. The training's gold units
-    come on top of a quota (``with_training=False``: the quota alone, as progress counts)."""
+    (participants.units_per_participant) where that is lower. Gold units (the training's
+    and the attention checks) come on top (``with_training=False``: the quota alone)."""
     cap = (policy or QueuePolicy.of(project)).max_per_user
     block = project.settings.participants
     if block is not None and block.units_per_participant is not None:
         if _is_participant(project, user):
             quota = block.units_per_participant
-            if with_training and project.settings.gold is not None:  # no gold, no training
-                quota += _training_taken(project, user)
             cap = quota if cap is None else min(cap, quota)
+    if with_training and cap is not None and project.settings.gold is not None:
+        cap += _gold_taken(project, user)  # no gold, no training and no checks
     return cap
 
 
@@ -77,10 +77,8 @@ def lease_for(project: Project, user, policy: QueuePolicy) -> timedelta:
     return min(policy.lease, timedelta(minutes=_lease_minutes(block.lease_minutes)))
 
 
-def _training_taken(project: Project, user) -> int:
-    return Assignment.objects.filter(
-        project=project, annotator=user, unit__is_gold=True, unit__gold__training=True
-    ).count()
+def _gold_taken(project: Project, user) -> int:
+    return Assignment.objects.filter(project=project, annotator=user, unit__is_gold=True).count()
 
 
 def _lease_minutes(minutes: int) -> int:
@@ -154,8 +152,8 @@ def next_unit(*, project: Project, user) -> Unit | None:
     from the queue (with its tuple and instance loaded); None when there is no more work."""
     now = timezone.now()
     policy = QueuePolicy.of(project)
-    if gold.training_blocks_work(project, user):
-        return None  # a training to pass first, or failed (projects.gold)
+    if gold.withholds_work(project, user):
+        return None  # a training to pass first, failed, or screened out (projects.gold)
     live = _live_unit(project, user, now)
     if live is not None:
         return live
@@ -173,11 +171,11 @@ def next_unit(*, project: Project, user) -> Unit | None:
     if unit is None:
         events.queue_served.send(sender=None, project=project, unit=None)
         return None
-    # Now and then an attention check in its place (gold, uncapped; projects.gold); the
-    # count it draws with is taken only for a project that has attention checks.
+    # An attention check in its place where the person's plan puts one (on top of their
+    # quota; projects.attention_checks), asked only of a project that has checks.
     checks = project.settings.gold
     if checks is not None and checks.attention_rate > 0:
-        unit = gold.pick_attention_check(project=project, user=user, n_given=mine.count()) or unit
+        unit = attention_checks.pick_attention_check(project=project, user=user) or unit
     _reserve(project, unit, user, now, now + lease_for(project, user, policy))
     unit.load += 1
     events.queue_served.send(sender=None, project=project, unit=unit)

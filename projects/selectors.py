@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 
+from .attention_checks import check_plan
 from .media import unit_media
 from .models import (
     Annotation,
@@ -324,8 +325,8 @@ def my_progress(
     project: Project, user, *, units: int | None = None, done: int | None = None
 ) -> Progress:
     """Units this annotator completed, out of what the queue can still give them (``units``:
-    the project's unit count, ``done``: the units they completed, the training's not
-    counted, when the caller has them already)."""
+    the project's ordinary units, ``done``: the units they completed, the training's not
+    counted, when the caller has them already); attention checks count in both."""
     if done is None:
         done = (
             Assignment.objects.filter(
@@ -335,11 +336,15 @@ def my_progress(
             .count()
         )
     cap = person_cap(project, user, with_training=False)  # a participant's quota included
-    # Units numbered on the page: gold tuples borrow their numbers (projects.gold).
     if units is None:
-        units = Unit.objects.filter(project=project, shown_number__isnull=True).count()
-    total = units
-    return Progress(done=done, total=min(total, cap) if cap else total, label="answered by you")
+        units = Unit.objects.filter(project=project, is_gold=False).count()
+    total = min(units, cap) if cap else units
+    # Attention checks come on top of the quota and are counted like any unit, so the
+    # progress a check adds is the progress any unit adds (projects.attention_checks).
+    plan = check_plan(project, user)
+    if plan is not None:
+        total = plan.units_for(total)
+    return Progress(done=done, total=total, label="answered by you")
 
 
 def my_completed_units(project: Project, user) -> QuerySet[Assignment]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from django.db import connection
+from django.db.models import Q
 
 from . import hot_sql
 from .models import Assignment, Instance, Project, Unit
@@ -50,7 +51,7 @@ def held_unit(project: Project, unit_id: int, user) -> Assignment | None:
 
 @dataclass(frozen=True)
 class Standing:
-    units: int  # the project's units as numbered on the page (gold ones borrow numbers)
+    units: int  # the project's ordinary units (gold units not counted)
     completed: int  # units this person completed, the training's gold units included
     latest_unit_id: int | None  # the unit of their latest answer
 
@@ -75,7 +76,7 @@ def _standing_sql(vendor: str, with_count: bool) -> str:
     )
     count = (
         f"(SELECT COUNT(*) FROM {units} u WHERE u.{q('project_id')} = %s "
-        f"AND u.{q('shown_number')} IS NULL), "
+        f"AND u.{q('is_gold')} = %s), "
         if with_count
         else ""
     )
@@ -98,9 +99,10 @@ def standing(project: Project, user, *, now: float | None = None) -> Standing:
     fresh = known is not None and now - known[2] < COUNT_SECONDS
     completed = Assignment.Status.COMPLETED.value
     mine = [project.pk, user.pk, completed]
-    params = [project.pk, project.pk, *mine, *mine]  # count, last position, completed, latest
+    # count (project, not gold), last position, completed, latest
+    params = [project.pk, False, project.pk, *mine, *mine]
     with connection.cursor() as cursor:
-        cursor.execute(_standing_sql(connection.vendor, not fresh), params[1:] if fresh else params)
+        cursor.execute(_standing_sql(connection.vendor, not fresh), params[2:] if fresh else params)
         row = cursor.fetchone()
         if fresh:
             last, done, latest = row
@@ -131,3 +133,52 @@ def completed_count(project: Project, user) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_completed_sql(connection.vendor), params)
         return cursor.fetchone()[0]
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _noun(unit: Unit) -> str:
+    return "Tuple" if unit.kind == Unit.Kind.TUPLE else "Item"
+
+
+def _is_training(unit: Unit) -> bool:
+    return unit.is_gold and bool((unit.gold or {}).get("training"))
+
+
+def _answered_before(project: Project, user, held: Assignment) -> int:
+    """The person's answers up to and including this one, the training's not counted."""
+    earlier = Q(completed_at__lt=held.completed_at) | Q(
+        completed_at=held.completed_at, pk__lte=held.pk
+    )
+    return (
+        Assignment.objects.filter(
+            project=project, annotator=user, status=Assignment.Status.COMPLETED
+        )
+        .filter(earlier)
+        .exclude(unit__is_gold=True, unit__gold__training=True)
+        .count()
+    )
+
+
+def heading(project: Project, user, unit: Unit, *, answered: Assignment | None, progress) -> str:
+    """What a person reads above a unit: its place in their own sequence ("Tuple 7 of 22"),
+    the k-th unit they were handed, a check the same as any unit; never the unit's place in
+    the project, which would tell a check (made after the others) from an ordinary unit."""
+    if _is_training(unit):
+        return "Training unit"
+    number = progress.done + 1 if answered is None else _answered_before(project, user, answered)
+    return f"{_noun(unit)} {number} of {progress.total}"
+
+
+def numbered(assignments, done: int) -> list[tuple[Assignment, str]]:
+    """A person's completed units, latest first, each with the name its page gave it
+    ("Tuple 7"); ``done``: how many they completed, the training's not counted."""
+    rows = []
+    for assignment in assignments:
+        if _is_training(assignment.unit):
+            rows.append((assignment, "Training unit"))
+            continue
+        rows.append((assignment, f"{_noun(assignment.unit)} {done}"))
+        done -= 1
+    return rows

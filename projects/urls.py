@@ -28,6 +28,11 @@ urlpatterns = [
         name="project-instructions",
     ),
     path("projects/<slug:slug>/training/", gold_views.training, name="project-training"),
+    path(
+        "projects/<slug:slug>/training/reset/",
+        gold_views.screening_reset,
+        name="project-screening-reset",
+    ),
     path("projects/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("projects/<slug:slug>/annotate/<int:unit_id>/", views.annotate_unit, name="annotate-unit"),
     path("projects/<slug:slug>/media/<path:path>", media_views.project_media, name="project-media"),

@@ -311,6 +311,7 @@ def _render_unit(
         previous_unit_id = previous.unit_id if previous is not None else None
     # The training's gold units are not counted as answered; without gold there are none.
     done = here.completed if project.settings.gold is None else None
+    progress = selectors.my_progress(project, request.user, units=here.units, done=done)
     return render(
         request,
         "projects/annotate.html",
@@ -322,10 +323,13 @@ def _render_unit(
             "blocks": blocks,
             "keyboard": any(block.get("keyboard") for block in blocks),
             "errors": errors or {},
-            "progress": selectors.my_progress(project, request.user, units=here.units, done=done),
+            "progress": progress,
+            # The person's own count, the same for a check as for any unit (unit_page).
+            "heading": unit_page.heading(
+                project, request.user, unit, answered=answered, progress=progress
+            ),
             "previous_unit_id": previous_unit_id,
             "editing": answered is not None,
-            "unit_count": here.units,
             "client_id": uuid.uuid4(),
         },
         status=status,
@@ -356,13 +360,16 @@ def annotate(request, slug):
         return redirect("project-training", slug=slug)  # to pass first, or failed
     unit = next_unit(project=project, user=request.user)
     if unit is None:
+        progress = selectors.my_progress(project, request.user)
+        completed = selectors.my_completed_units(project, request.user)[:50]
         return render(
             request,
             "projects/annotate_done.html",
             {
                 "project": project,
-                "progress": selectors.my_progress(project, request.user),
-                "completed": selectors.my_completed_units(project, request.user)[:50],
+                "progress": progress,
+                "completed": unit_page.numbered(completed, progress.done),
+                "screened_out": gold.screening_failure(project, request.user),
             },
         )
     return _render_unit(request, project, unit, answers={})

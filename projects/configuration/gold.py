@@ -5,6 +5,7 @@ of its first units with feedback and a pass threshold.
     gold:
       file: gold.jsonl        # inside the config's folder
       attention_rate: 0.1     # 0 .. 0.5
+      max_failed_checks: 2    # optional: more failed checks than this screen a person out
       training:
         units: 5              # the first 5 gold units are training, with feedback
         pass_threshold: 0.8   # share answered right to pass
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from .fields import Block, Count, Name, problem
+from .fields import Block, Count, Name, at_least, problem
 from .issues import type_name
 
 MAX_ATTENTION_RATE = 0.5
@@ -49,6 +50,7 @@ class TrainingBlock(Block):
 class GoldBlock(Block):
     file: Name
     attention_rate: share(0.0, MAX_ATTENTION_RATE) = DEFAULT_ATTENTION_RATE
+    max_failed_checks: at_least(0) | None = None
     training: TrainingBlock | None = None
 
     missing_notes = {"file": "(the gold file, e.g. gold.jsonl)"}
@@ -63,6 +65,7 @@ class GoldSettings(BaseModel):
     attention_rate: float = DEFAULT_ATTENTION_RATE
     training_units: int = 0
     pass_threshold: float = DEFAULT_PASS_THRESHOLD
+    max_failed_checks: int | None = None  # None: failed checks never screen a person out
 
     @classmethod
     def of(cls, block: GoldBlock | None) -> GoldSettings | None:
@@ -71,6 +74,7 @@ class GoldSettings(BaseModel):
         return cls(
             file=block.file,
             attention_rate=block.attention_rate,
+            max_failed_checks=block.max_failed_checks,
             training_units=block.training.units if block.training else 0,
             pass_threshold=(
                 block.training.pass_threshold if block.training else DEFAULT_PASS_THRESHOLD

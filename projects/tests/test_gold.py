@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from projects import gold
+from projects import attention_checks, gold
 from projects.annotation_files import export_records
 from projects.answers import submit_answers
 from projects.models import Annotation, Assignment, Membership, Unit
@@ -193,8 +193,12 @@ def test_the_page_does_not_give_a_gold_unit_away(client, tmp_path):
     page = client.get(reverse("annotate-unit", args=[project.slug, gold_unit.pk]))
     n = Unit.objects.filter(project=project, is_gold=False).count()
     text = page.content.decode()
-    assert f"{gold_unit.label} of {n}" in text
-    assert f"0 / {n} answered by you" in text  # progress counts ordinary units only
+    # Numbered in the person's own sequence, out of their ordinary units and the checks that
+    # come with them: never the gold unit's place in the project.
+    total = attention_checks.check_plan(project, user).units_for(n)
+    assert total > n
+    assert f"Tuple 1 of {total}" in text
+    assert f"0 / {total} answered by you" in text
     assert "gold" not in text.lower()
 
 
