@@ -57,6 +57,14 @@ class SubmitRefused(ValueError):
     def log(self, project, user, unit_id) -> None:
         """Say who tried what, for a refusal that is an attempt rather than a mishap."""
 
+    def details(self) -> dict:
+        body: dict = {"detail": str(self)}
+        if self.stored:
+            body["annotation_ids"] = [a.pk for a in self.stored]
+            body["unit_id"] = self.stored[0].unit_id
+            body["unit"] = self.stored[0].unit.external_id
+        return body
+
 
 class FinalAnswerRefused(SubmitRefused):
     """A change to a graded answer (a training unit's or an attention check's)."""
@@ -69,14 +77,6 @@ class FinalAnswerRefused(SubmitRefused):
             unit_id,
             project.slug,
         )
-
-    def details(self) -> dict:
-        body: dict = {"detail": str(self)}
-        if self.stored:
-            body["annotation_ids"] = [a.pk for a in self.stored]
-            body["unit_id"] = self.stored[0].unit_id
-            body["unit"] = self.stored[0].unit.external_id
-        return body
 
 
 @dataclass(frozen=True)
