@@ -12,6 +12,7 @@ from .models import (
     Participant,
     PasswordResetRequest,
     Project,
+    Removal,
     Submission,
     Unit,
 )
@@ -131,7 +132,16 @@ class PasswordResetRequestAdmin(admin.ModelAdmin):
 class ParticipantAdmin(admin.ModelAdmin):
     """Crowd participants who came in by a project's participant link."""
 
-    list_display = ["external_id", "project", "training", "consent_at", "completed_at"]
-    list_filter = ["training"]
+    list_display = ["external_id", "project", "training", "outcome", "consent_at", "outcome_at"]
+    list_filter = ["training", "outcome"]
     search_fields = ["external_id", "project__slug"]
     raw_id_fields = ["user", "project"]
+
+
+@admin.register(Removal)
+class RemovalAdmin(admin.ModelAdmin):
+    """People removed from a project, kept until they are added again."""
+
+    list_display = ["user", "project", "removed_by", "removed_at"]
+    search_fields = ["user__username", "project__slug"]
+    raw_id_fields = ["user", "project", "removed_by"]
