@@ -9,13 +9,22 @@ import django_filters
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers
 
-from . import participants
+from . import participant_list, participants
 from .access import managed_project_or_404
 from .api_errors import NOT_FOUND
 from .models import Participant
 from .pagination import Pages
 
-STATES = ["consent", "instructions", "training", "failed", "annotating", "completed"]
+STATES = [
+    "consent",
+    "instructions",
+    "training",
+    "failed",
+    "annotating",
+    "completed",
+    "partial",
+    "screened_out",
+]
 
 
 class ParticipantSerializer(serializers.ModelSerializer):
@@ -23,8 +32,19 @@ class ParticipantSerializer(serializers.ModelSerializer):
         source="user.username", help_text="The participant's account (named by a keyed hash)."
     )
     state = serializers.SerializerMethodField(
-        help_text="Where they stand: consent, instructions, training, failed, annotating or "
-        "completed."
+        help_text="Where they stand: consent, instructions, training, failed, annotating, or "
+        "how their part ended: completed, partial (no more work) or screened_out."
+    )
+    outcome = serializers.ChoiceField(
+        choices=Participant.Outcome.choices,
+        help_text="How their part ended: completed (the completion code), partial (no unit "
+        "left before their quota: the partial code), screened_out (the screen-out code); "
+        "empty while they take part.",
+    )
+    answered = serializers.IntegerField(
+        source="answered_count",
+        help_text="Ordinary units they answered (training units and attention checks not "
+        "counted), as the quota counts them.",
     )
     state_label = serializers.SerializerMethodField(
         help_text="The same in words, as the members page shows it (with units answered)."
@@ -42,6 +62,10 @@ class ParticipantSerializer(serializers.ModelSerializer):
             "state",
             "state_label",
             "params",
+            "outcome",
+            "outcome_at",
+            "outcome_reason",
+            "answered",
             "training",
             "arrived_at",
             "last_seen_at",
@@ -67,16 +91,32 @@ class ParticipantFilter(django_filters.FilterSet):
     external_id = django_filters.CharFilter(
         lookup_expr="icontains", max_length=64, help_text="Part of the panel's id."
     )
+    id_prefix = django_filters.CharFilter(
+        field_name="external_id",
+        lookup_expr="startswith",
+        max_length=64,
+        help_text="The start of the panel's id.",
+    )
     completed = django_filters.BooleanFilter(
         field_name="completed_at",
         lookup_expr="isnull",
         exclude=True,
-        help_text="Only those who finished (true) or have not (false).",
+        help_text="Only those who completed (true) or have not (false).",
+    )
+    state = django_filters.ChoiceFilter(
+        choices=list(participant_list.STATES.items()),
+        method="filter_state",
+        help_text="active (still taking part), completed, partial or screened_out.",
     )
 
     class Meta:
         model = Participant
         fields = []
+
+    def filter_state(self, queryset, name, value):
+        if value == "active":
+            return queryset.filter(outcome=Participant.Outcome.NONE)
+        return queryset.filter(outcome=value)
 
 
 SETTINGS_EXAMPLE = {
@@ -87,6 +127,22 @@ SETTINGS_EXAMPLE = {
     "completion_url": "https://panel.example.org/complete?cc=C1A2B3",
     "consent": "",
     "max_participants": 200,
+    "lease_minutes": 10,
+    "partial": {
+        "code": "P4R7",
+        "url": "https://panel.example.org/complete?cc=P4R7",
+        "message": None,
+    },
+    "screen_out": {"code": "SCR33N", "url": None, "message": None},
+}
+OUTCOME_SCHEMA = {
+    "type": "object",
+    "description": "What this outcome shows: its code, the panel address and the message.",
+    "properties": {
+        "code": {"type": "string", "nullable": True},
+        "url": {"type": "string", "nullable": True},
+        "message": {"type": "string", "nullable": True},
+    },
 }
 SETTINGS_SCHEMA = {
     "type": "object",
@@ -102,6 +158,12 @@ SETTINGS_SCHEMA = {
             "completion_url": {"type": "string", "nullable": True},
             "consent": {"type": "string", "description": "Markdown; empty for none."},
             "max_participants": {"type": "integer"},
+            "lease_minutes": {
+                "type": "integer",
+                "description": "How long a participant holds a unit before it returns.",
+            },
+            "partial": OUTCOME_SCHEMA,
+            "screen_out": OUTCOME_SCHEMA,
         }.items()
     },
     "required": list(SETTINGS_EXAMPLE),
@@ -140,6 +202,10 @@ PARTICIPANT_EXAMPLE = {
     "state": "annotating",
     "state_label": "Annotating: 12 of 40",
     "params": {"STUDY_ID": "65a1", "SESSION_ID": "x9k2"},
+    "outcome": "",
+    "outcome_at": None,
+    "outcome_reason": "",
+    "answered": 12,
     "training": "none",
     "arrived_at": "2026-03-01T09:30:00Z",
     "last_seen_at": "2026-03-01T09:52:10Z",
@@ -156,9 +222,11 @@ PARTICIPANT_EXAMPLE = {
         summary="The participant link, its settings and the participants",
         description="The entry link to give a crowd panel (null while the link is closed), "
         "the settings of the config's participants block (open_link, id_param, "
-        "units_per_participant, completion_code, completion_url, consent, max_participants), "
-        "and a page of the participants who came through the link, in the order they came, "
-        "with where each stands. The settings are read-only here as on the web: they come "
+        "units_per_participant, completion_code, completion_url, consent, max_participants, "
+        "lease_minutes, partial, screen_out), and a page of the participants who came "
+        "through the link, in the order they came, with where each stands, the ordinary "
+        "units each answered and how their part ended (outcome). Filter with state= and "
+        "id_prefix=. The settings are read-only here as on the web: they come "
         "from the project's config file.",
         responses={200: ParticipantSerializer(many=True), 404: NOT_FOUND},
         examples=[
@@ -176,11 +244,7 @@ class ParticipantsApi(generics.ListAPIView):
 
     def get_queryset(self):
         self.project = managed_project_or_404(self.request.user, self.kwargs["slug"])
-        return (
-            Participant.objects.filter(project=self.project)
-            .select_related("user", "project")
-            .order_by("created_at", "id")
-        )
+        return participant_list.filtered(self.project)
 
     def get_paginated_response(self, data):
         response = super().get_paginated_response(data)
@@ -191,6 +255,6 @@ class ParticipantsApi(generics.ListAPIView):
             link = participants.entry_link_example(self.request, self.project, open_block)
         response.data["link"] = link
         response.data["settings"] = (
-            None if block is None else {name: getattr(block, name) for name in SETTINGS_FIELDS}
+            None if block is None else block.model_dump(mode="json", include=set(SETTINGS_FIELDS))
         )
         return response
