@@ -16,7 +16,7 @@ from . import gold, selectors, services, unit_page
 from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import EXPORT_TYPES, export_file
 from .answer_forms import submit_posted
-from .answers import SubmitRefused
+from .answers import FinalAnswerRefused, SubmitRefused
 from .content_policy import allow_waveform_style
 from .downloads import attachment
 from .forms import AddMembersForm, ProjectUploadForm
@@ -394,6 +394,12 @@ def annotate_unit(request, slug, unit_id):
         submit_posted(project=project, user=request.user, unit_id=unit.pk, post=request.POST)
     except AnswerError as exc:  # refused: nothing is stored, and what was typed comes back
         return _refused_unit(request, project, unit, exc.errors, held)
+    except FinalAnswerRefused as exc:  # the stored answer stays, shown as it is
+        answers = selectors.my_answers(project, request.user, unit)
+        errors = {"answer": str(exc)}
+        return _render_unit(
+            request, project, unit, answers=answers, errors=errors, status=409, held=held
+        )
     except SubmitRefused as exc:
         messages.error(request, str(exc))
     else:
