@@ -9,6 +9,7 @@ LabRefused with a message and a status, logged on "annolab.security", changing n
 import logging
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -19,6 +20,9 @@ from .models import Lab, LabMembership
 
 security_log = logging.getLogger("annolab.security")
 SLUG = re.compile(r"[-a-zA-Z0-9_]+")
+
+# Who acts from manage.py (create_lab, lab_admins): the operator of the server, as staff.
+OPERATOR = SimpleNamespace(is_staff=True, get_username=lambda: "manage.py")
 
 
 class LabRefused(ValueError):
