@@ -76,6 +76,9 @@ project-training                        302    404    302    404    404    404  
 project-quality                         302    404    404    404    404    404    200    200
 project-quality-exclude                 302    405    405    405    405    405    405    405
 POST project-quality-exclude            302    404    404    404    404    404    400    400
+# a reset names a screened-out person; an empty form names nobody: 400 with the reason
+project-screening-reset                 302    405    405    405    405    405    405    405
+POST project-screening-reset            302    404    404    404    404    404    400    400
 agreement-iaa                           302    404    404    404    404    404    200    200
 POST agreement-iaa                      302    404    404    404    404    404    302    302
 agreement-categorical                   302    404    404    404    404    404    200    200
@@ -126,6 +129,8 @@ api-export                              401    404    404    404    404    404  
 api-quality                             401    404    404    404    404    404    200    200
 api-exclusions                          401    404    404    404    404    404    200    200
 POST api-exclusions                     401    404    404    404    404    404    400    400
+api-screening-reset                     401    405    405    405    405    405    405    405
+POST api-screening-reset                401    404    404    404    404    404    400    400
 api-participants                        401    404    404    404    404    404    200    200
 # the open project: a radio scheme, so api-scores answers its managers 400 (no BWS scheme)
 open:project-detail                     302    200    200    200    200    200    200    200
