@@ -363,7 +363,8 @@ class MembersApi(generics.ListAPIView):
         entries, role = form.cleaned_data["usernames"], form.cleaned_data["role"]
         invites = {}
         if data.validated_data["create_missing"]:
-            invites = _invite_rows(request, project, create_missing_accounts(entries))
+            made = create_missing_accounts(entries, project=project, role=role)
+            invites = _invite_rows(request, project, made)
         known = [e.user.username for e in entries if e.user is not None]
         changes = services.add_project_members(project=project, usernames=known, role=role)
         rows = services.member_results(entries, {c.username: c for c in changes})

@@ -245,12 +245,15 @@ def mail_invite(*, invite: Invite, link: str, project: Project, sender) -> bool:
 
 
 @transaction.atomic
-def create_missing_accounts(entries) -> list[Invite]:
-    """For each pasted entry that named no account, a new account with no usable password:
-    a username entry becomes the username, an e-mail entry both username and address. The
-    entry then names the account; an entry that clashes with an account (another case of
-    the same name) is left as it was, with the reason."""
+def create_missing_accounts(entries, *, project: Project, role: str) -> list[Invite]:
+    """For each pasted entry that named no account, a new account with no usable password,
+    made a member of the project with the role: a username entry becomes the username, an
+    e-mail entry both username and address. The entry then names the account; an entry that
+    clashes with an account (another case of the same name) is left as it was, with the
+    reason. The links are made once the memberships exist, since the token hashes them."""
     User = get_user_model()
+    if role not in Membership.Role.values:
+        raise InviteRefused(f"Choose a role: {', '.join(Membership.Role.values)}.")
     invites = []
     for entry in entries:
         shared = "accounts share" in entry.detail  # an address some accounts have already
@@ -267,6 +270,7 @@ def create_missing_accounts(entries) -> list[Invite]:
         user = User(username=entry.text, email=email)
         user.set_unusable_password()
         user.save()
+        Membership.objects.create(user=user, project=project, role=role)
         entry.user, entry.outcome = user, "created"
-        invites.append(Invite(user=user, path=invite_path(user), created=True))
+        invites.append(Invite(user=user, path=invite_path(user), role=role, created=True))
     return invites

@@ -152,14 +152,17 @@ def project_members(request, slug):
     if form.is_valid():
         entries, role = form.cleaned_data["usernames"], form.cleaned_data["role"]
         if form.cleaned_data["create_missing"]:
-            remember_invites(request, project, create_missing_accounts(entries))
+            invites = create_missing_accounts(entries, project=project, role=role)
+            remember_invites(request, project, invites)
         known = [e.user.username for e in entries if e.user is not None]
         changes = services.add_project_members(project=project, usernames=known, role=role)
         request.session[_MEMBER_RESULTS] = {
             "project": project.pk,
             "rows": services.member_results(entries, {c.username: c for c in changes}),
         }
-        added = sum(1 for c in changes if c.previous_role is None)
+        # accounts made just now joined the project with their invite link (invites.py)
+        new = {e.user.username for e in entries if e.outcome == "created"}
+        added = sum(1 for c in changes if c.previous_role is None or c.username in new)
         members, skipped = len(changes) - added, len(entries) - len(changes)
         parts = [f"{added} added as {role}"] if added else []
         if created := sum(1 for e in entries if e.outcome == "created"):

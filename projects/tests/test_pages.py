@@ -208,10 +208,16 @@ def test_lab_admin_manages_lab_people(client):
     LabMembershipFactory(lab=lab, user=admin, is_admin=True)
     person = UserFactory(username="person")
     client.force_login(admin)
-    client.post(reverse("lab-detail", args=["nlp"]), {"username": "person", "is_admin": "on"})
-    assert lab.memberships.get(user=person).is_admin
+    client.post(reverse("lab-detail", args=["nlp"]), {"username": "person"})
+    assert not lab.memberships.get(user=person).is_admin
     client.post(reverse("lab-detail", args=["nlp"]), {"remove": person.pk})
     assert not lab.memberships.filter(user=person).exists()
+    # appointing a lab admin is for staff (tests/security/test_labs.py)
+    appoint = {"username": "person", "is_admin": "on"}
+    assert client.post(reverse("lab-detail", args=["nlp"]), appoint).status_code == 403
+    client.force_login(UserFactory(username="staff", is_staff=True))
+    client.post(reverse("lab-detail", args=["nlp"]), appoint)
+    assert lab.memberships.get(user=person).is_admin
 
 
 @pytest.mark.parametrize(

@@ -279,3 +279,26 @@ def test_a_used_link_does_not_work_twice(world, zoe_link):
     password = User.objects.get(pk=zoe.pk).password
     assert set_password(link)[0] == 400
     assert User.objects.get(pk=zoe.pk).password == password
+
+
+@pytest.mark.parametrize("path", ["web", "api"])
+def test_links_of_accounts_made_from_a_pasted_list_set_the_password(world, manager, client, path):
+    """The link is made once the new account is a member, so the state it is bound to is the
+    one the invited person finds."""
+    client = logged_in_as(client, manager)
+    if path == "web":
+        done = client.post(
+            reverse("project-members", args=["bws-study"]),
+            {"usernames": "newbie", "role": "annotator", "create_missing": "on"},
+        )
+        assert done.status_code == 302
+        link = shown_link(client, "bws-study")
+    else:
+        done = client.post(
+            reverse("api-members", args=["bws-study"]),
+            {"members": ["newbie"], "create_missing": True},
+            content_type="application/json",
+        )
+        link = done.json()["results"][0]["invite_url"].removeprefix("http://testserver")
+    assert set_password(link)[0] == 302
+    assert User.objects.get(username="newbie").check_password(NEW_PASSWORD)
