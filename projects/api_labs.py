@@ -5,7 +5,6 @@ members. Every change goes through projects.labs, the rule the web pages follow;
 caller does not belong to (staff: every lab) is a 404.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -196,8 +195,11 @@ class LabMembersApi(generics.ListAPIView):
     queryset = LabMembership.objects.none()  # for the schema; get_queryset scopes by lab
 
     def lab(self) -> Lab:
-        found = selectors.visible_labs(self.request.user)
-        return get_object_or_404(found, slug=self.kwargs["slug"])
+        changing = self.request.method not in ("GET", "HEAD", "OPTIONS")
+        try:
+            return labs.visible_lab(self.request.user, self.kwargs["slug"], changing=changing)
+        except LabRefused as exc:
+            raise _refused(exc) from None
 
     def get_queryset(self):
         return selectors.lab_members(self.lab())

@@ -175,6 +175,10 @@ class InviteAcceptView(PasswordResetConfirmView):
     def render_to_response(self, context, **kwargs):
         if not context.get("validlink"):
             kwargs["status"] = 400
+            security_log.warning(
+                "invite link refused (used, expired, void or made up) for account %s",
+                self.user.pk if getattr(self, "user", None) is not None else "unknown",
+            )
         return super().render_to_response(context, **kwargs)
 
     def form_valid(self, form):

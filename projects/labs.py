@@ -48,6 +48,18 @@ def may_administer(actor, lab: Lab) -> bool:
     return actor.is_staff or selectors.is_lab_admin(actor, lab.pk)
 
 
+def visible_lab(actor, slug: str, *, changing: bool = False) -> Lab:
+    """The lab with this slug if the actor belongs to it (staff: any lab); LabRefused (404)
+    otherwise, logged when the actor meant to change it."""
+    lab = selectors.visible_labs(actor).filter(slug=slug).first()
+    if lab is None:
+        what = f"change the people of the lab {slug[:100]!r}"
+        if changing:
+            raise refuse(actor, what, "No such lab.", 404)
+        raise LabRefused("No such lab.", 404)
+    return lab
+
+
 def account(username: str):
     """The account with this exact username, or LabRefused (404)."""
     user = get_user_model().objects.filter(username=username.strip()).first()

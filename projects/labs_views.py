@@ -5,7 +5,8 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 
 from . import labs, selectors
 from .forms import LabMemberForm
@@ -90,7 +91,10 @@ def _person(request):
 def lab_detail(request, slug):
     """The lab's projects and people. Staff appoint and remove admins; the lab's admins add
     and remove members; a refusal is shown with its reason and status (projects.labs)."""
-    lab = get_object_or_404(selectors.visible_labs(request.user), slug=slug)
+    try:
+        lab = labs.visible_lab(request.user, slug, changing=request.method == "POST")
+    except LabRefused as exc:
+        raise Http404(str(exc)) from None
     form = LabMemberForm()
     if request.method != "POST":
         return _lab_page(request, lab, form)

@@ -126,10 +126,12 @@ def test_a_lab_member_changes_nobody(world, newcomer, caplog):
     assert people() == before
 
 
-def test_another_labs_admin_cannot_reach_the_lab(world, newcomer):
+def test_another_labs_admin_cannot_reach_the_lab(world, newcomer, caplog):
     other = as_user(world.user("other_admin"))
     before = people()
-    assert lab_page(other, world, {"username": "newcomer"}).status_code == 404
+    with caplog.at_level(logging.WARNING, logger="annolab.security"):
+        assert lab_page(other, world, {"username": "newcomer"}).status_code == 404
+    assert any("otheradmin" in r.getMessage() for r in caplog.records)
     assert lab_page(other, world, {"remove": world.user("lab_member").pk}).status_code == 404
     assert api_members(other, "lab-one", username="newcomer").status_code == 404
     assert api_members(other, "lab-one", method="delete", username="labmember").status_code == 404
