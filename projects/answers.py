@@ -161,7 +161,7 @@ def _replay(project, previous: Submission, user, unit_id, answers) -> SubmitResu
     stored = _stored(unit, user)
     if str(unit.pk) != str(unit_id):
         raise SubmitRefused(
-            f"this client_id was already used for an answer to unit {unit.external_id}; "
+            f"this client_id was already used for an answer to unit {unit.pk}; "
             "send a new client_id with each new answer",
             stored=stored,
         )

@@ -165,7 +165,10 @@ class QueueNextApi(APIView):
         unit = next_unit(project=project, user=request.user)
         if unit is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(selectors.unit_payload(project, unit, request.user))
+        payload = selectors.unit_payload(project, unit, request.user)
+        if selectors.names_hidden(project, request.user):
+            payload["external_id"] = selectors.unit_name(unit, hidden=True)
+        return Response(payload)
 
 
 class AnnotationInputSerializer(serializers.Serializer):
@@ -204,6 +207,12 @@ class AnnotationOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+    def to_representation(self, annotation):
+        body = super().to_representation(annotation)
+        if self.context.get("names_hidden"):
+            body["unit"] = selectors.unit_name(annotation.unit, hidden=True)
+        return body
 
 
 class AnnotationFilter(django_filters.FilterSet):
@@ -244,7 +253,12 @@ class AnnotationsApi(generics.ListCreateAPIView):
         answers = Annotation.objects.filter(project=project).select_related("annotator", "unit")
         if not selectors.can_manage(self.request.user, project):
             answers = answers.filter(annotator=self.request.user)
+        self.names_hidden = selectors.names_hidden(project, self.request.user)
         return answers.order_by("id")
+
+    def get_serializer_context(self):
+        hidden = getattr(self, "names_hidden", False)
+        return {**super().get_serializer_context(), "names_hidden": hidden}
 
     @extend_schema(
         tags=["Answers"],
@@ -281,9 +295,13 @@ class AnnotationsApi(generics.ListCreateAPIView):
                 raise ValidationError(field_errors) from exc
             raise ValidationError({"annotations": field_errors}) from exc
         except SubmitRefused as exc:
-            return Response(exc.details(), status=status.HTTP_409_CONFLICT)
+            body = exc.details()
+            if exc.stored and selectors.names_hidden(project, request.user):
+                body["unit"] = selectors.unit_name(exc.stored[0].unit, hidden=True)
+            return Response(body, status=status.HTTP_409_CONFLICT)
         code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
-        return Response([answer_body(a) for a in result.annotations], status=code)
+        hidden = selectors.names_hidden(project, request.user)
+        return Response([answer_body(a, hidden=hidden) for a in result.annotations], status=code)
 
 
 class ResetInputSerializer(serializers.Serializer):
@@ -330,14 +348,14 @@ class ScreeningResetApi(APIView):
 _STAMP = serializers.DateTimeField()
 
 
-def answer_body(annotation: Annotation) -> dict:
+def answer_body(annotation: Annotation, *, hidden: bool = False) -> dict:
     """AnnotationOutputSerializer's representation of one answer, built directly: the
     serializer would build its fields from the model on every answer (a test holds the
     two equal)."""
     return {
         "id": annotation.pk,
         "unit_id": annotation.unit.pk,
-        "unit": annotation.unit.external_id,
+        "unit": selectors.unit_name(annotation.unit, hidden=hidden),
         "scheme": annotation.scheme,
         "value": annotation.value,
         "annotator": annotation.annotator.username,

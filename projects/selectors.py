@@ -313,6 +313,19 @@ def unit_payload(project: Project, unit: Unit, user) -> dict:
     return payload
 
 
+def names_hidden(project: Project, user) -> bool:
+    """Whether the API names tuples to this person by their id rather than their name: in a
+    project with attention checks a gold tuple's name, numbered after the design's tuples,
+    would tell it apart; so there tuples go by their id to anyone but the managers."""
+    gold = project.settings.gold
+    return gold is not None and gold.attention_rate > 0 and not can_manage(user, project)
+
+
+def unit_name(unit: Unit, *, hidden: bool) -> str:
+    """A unit's name as the API gives it (names_hidden: a tuple's id instead)."""
+    return str(unit.pk) if hidden and unit.kind == Unit.Kind.TUPLE else unit.external_id
+
+
 def my_answers(project: Project, user, unit: Unit) -> dict:
     return dict(
         Annotation.objects.filter(project=project, unit=unit, annotator=user).values_list(

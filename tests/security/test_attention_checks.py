@@ -171,3 +171,34 @@ def test_the_config_refuses_a_negative_failed_check_limit():
     gold_block["max_failed_checks"] = 0
     config = parse_config({**base, "gold": gold_block}, check_files=False)
     assert config.gold.max_failed_checks == 0
+
+
+def test_the_api_names_no_tuple_by_its_place_in_a_project_with_checks(tmp_path):
+    from rest_framework.test import APIClient
+
+    block = "gold:\n  file: gold.jsonl\n  attention_rate: 0.5\n"
+    project = bws_project(tmp_path, gold_lines=gold_records(10), block=block)
+    user = member(project, "scripted")
+    api = APIClient()
+    api.force_authenticate(user)
+    base = f"/api/v1/projects/{project.slug}"
+    names, checks = [], 0
+    for _ in range(12):
+        unit = api.post(f"{base}/queue/next/").json()
+        checks += Unit.objects.get(pk=unit["id"]).is_gold
+        answer = truthful(Unit.objects.get(pk=unit["id"]))
+        stored = api.post(
+            f"{base}/annotations/", {"unit": unit["id"], "annotations": answer}, format="json"
+        ).json()
+        names += [unit["external_id"], stored[0]["unit"]]
+        assert unit["external_id"] == stored[0]["unit"] == str(unit["id"])
+    listed = api.get(f"{base}/annotations/").json()["results"]
+    assert {row["unit"] for row in listed} == {str(row["unit_id"]) for row in listed}
+    assert checks > 0, "the person was handed checks"
+    assert not any(name.startswith("tuple_") for name in names)
+    # The managers still read the design's names.
+    boss = UserFactory(username="boss")
+    Membership.objects.create(project=project, user=boss, role=Membership.Role.MANAGER)
+    api.force_authenticate(boss)
+    rows = api.get(f"{base}/annotations/").json()["results"]
+    assert all(row["unit"].startswith("tuple_") for row in rows)
