@@ -95,7 +95,12 @@ def build_world(tmp_path) -> World:
     from projects.answers import submit_answers
     from projects.models import Assignment, Membership
     from projects.queue import next_unit
-    from projects.services import create_lab, import_project, mark_model_judge
+    from projects.services import (
+        create_lab,
+        import_project,
+        mark_model_judge,
+        remove_project_member,
+    )
     from projects.tests.factories import MembershipFactory, UserFactory
 
     def person(username, **extra):
@@ -180,7 +185,10 @@ def build_world(tmp_path) -> World:
     run = bws_services.execute_run(run.pk)
     assert run.status == "ok", run.error
     report = agreement_services.compute_report(project=project)
-    mark_model_judge(user=person("judge"), model_name="a model")
+    judge = person("judge")
+    mark_model_judge(user=judge, model_name="a model")
+    # someone the other lab's admin removed from their project (a Removal on record)
+    remove_project_member(project=other_project, user=judge, removed_by=users["other_admin"])
     Group.objects.create(name="reviewers")
     token = api_token("annotator")
     failed = api_login("nobody", "wrong password")  # leaves a record of a failed login

@@ -67,6 +67,8 @@ participant-flow                        404    404    404    404    404    404  
 participant-consent                     404    404    404    404    404    404    404    404
 POST participant-consent                404    404    404    404    404    404    404    404
 participant-done                        404    404    404    404    404    404    404    404
+# the participants with their outcomes, as CSV: the project's managers only
+participants-export                     302    404    404    404    404    404    200    200
 bws-dashboard                           302    404    404    404    404    404    200    200
 bws-rescore                             302    405    405    405    405    405    405    405
 POST bws-rescore                        302    404    404    404    404    404    302    302
