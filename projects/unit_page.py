@@ -142,7 +142,7 @@ def _noun(unit: Unit) -> str:
     return "Tuple" if unit.kind == Unit.Kind.TUPLE else "Item"
 
 
-def _is_training(unit: Unit) -> bool:
+def is_training(unit: Unit) -> bool:
     return unit.is_gold and bool((unit.gold or {}).get("training"))
 
 
@@ -165,7 +165,7 @@ def heading(project: Project, user, unit: Unit, *, answered: Assignment | None, 
     """What a person reads above a unit: its place in their own sequence ("Tuple 7 of 22"),
     the k-th unit they were handed, a check the same as any unit; never the unit's place in
     the project, which would tell a check (made after the others) from an ordinary unit."""
-    if _is_training(unit):
+    if is_training(unit):
         return "Training unit"
     number = progress.done + 1 if answered is None else _answered_before(project, user, answered)
     return f"{_noun(unit)} {number} of {progress.total}"
@@ -176,7 +176,7 @@ def numbered(assignments, done: int) -> list[tuple[Assignment, str]]:
     ("Tuple 7"); ``done``: how many they completed, the training's not counted."""
     rows = []
     for assignment in assignments:
-        if _is_training(assignment.unit):
+        if is_training(assignment.unit):
             rows.append((assignment, "Training unit"))
             continue
         rows.append((assignment, f"{_noun(assignment.unit)} {done}"))

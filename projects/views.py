@@ -333,6 +333,8 @@ def _render_unit(
             ),
             "previous_unit_id": previous_unit_id,
             "editing": answered is not None,
+            # an answered training unit, known to be one, shows its final answer only
+            "final": answered is not None and unit_page.is_training(unit),
             "client_id": uuid.uuid4(),
         },
         status=status,

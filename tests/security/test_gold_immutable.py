@@ -74,6 +74,10 @@ def test_posting_the_shown_answer_as_an_edit_on_the_web_is_refused(failed, clien
         reverse("project-training", args=[project.slug]), {"feedback": units[0].pk}
     ).content.decode()
     assert "Not quite." in feedback and "The best was" in feedback
+    # The unit's own page shows the answer as final, with nothing to submit.
+    shown = client.get(reverse("annotate-unit", args=[project.slug, units[0].pk]))
+    assert "A training answer cannot be changed" in shown.content.decode()
+    assert 'id="submit-answer"' not in shown.content.decode()
     before = stored(user)
     expected = truthful(units[0])["q"]
     with caplog.at_level(logging.WARNING, logger="annolab.security"):
