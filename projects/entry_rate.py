@@ -17,10 +17,12 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 
 security_log = logging.getLogger("annolab.security")
 
+KEY_PREFIX = "participant-entry"
 _RATE = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{0,9})\s*([smh]?)\s*")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "": 1}
 
@@ -62,7 +64,7 @@ def take_new_participant(address: str | None) -> int:
         return 0
     now = time.time()
     window = int(now // rate.seconds)
-    key = f"participant-entry:{address or 'unknown'}:{rate.seconds}:{window}"
+    key = f"{KEY_PREFIX}:{address or 'unknown'}:{rate.seconds}:{window}"
     try:
         cache.add(key, 0, timeout=rate.seconds + 5)
         used = cache.incr(key)
@@ -74,3 +76,18 @@ def take_new_participant(address: str | None) -> int:
     if used <= rate.count:
         return 0
     return max(1, int((window + 1) * rate.seconds - now) + 1)
+
+
+def forget_counts() -> None:
+    """Drop every address's count (an operator lifting a block, a test's fresh start); the
+    cache's other keys (and, on Redis, the broker's) are left alone."""
+    store = caches["default"]
+    if isinstance(store, LocMemCache):
+        store.clear()  # per process, holding nothing the site shares
+        return
+    client = getattr(getattr(store, "_cache", None), "get_client", None)
+    if client is None:
+        return
+    redis = client(None, write=True)
+    for key in redis.scan_iter(match=f"*{KEY_PREFIX}:*"):
+        redis.delete(key)

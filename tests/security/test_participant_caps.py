@@ -118,6 +118,29 @@ def test_the_rate_counts_the_address_the_trusted_proxy_saw(tmp_path, settings):
     assert Participant.objects.count() == 2
 
 
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_the_entry_counts_live_in_redis_shared_by_every_process(tmp_path, settings):
+    import os
+
+    import redis
+
+    url = os.environ["REDIS_URL"]
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    }
+    settings.PARTICIPANT_ENTRY_RATE = "3/10m"
+    from projects.entry_rate import forget_counts
+
+    forget_counts()
+    make_project(tmp_path)
+    assert [Client().get(start_url(f"r{n}")).status_code for n in range(4)] == [302] * 3 + [429]
+    # the count is Redis's, where every web process reads it
+    keys = redis.Redis.from_url(url).keys("*participant-entry:127.0.0.1:*")
+    assert len(keys) == 1
+    assert Participant.objects.count() == 3
+
+
 @pytest.mark.parametrize(("text", "count", "seconds"), [("30/10m", 30, 600), ("5/60", 5, 60)])
 def test_the_rate_setting_reads_a_count_and_a_window(text, count, seconds):
     from projects.entry_rate import parse_rate
