@@ -202,3 +202,49 @@ def test_the_api_names_no_tuple_by_its_place_in_a_project_with_checks(tmp_path):
     api.force_authenticate(boss)
     rows = api.get(f"{base}/annotations/").json()["results"]
     assert all(row["unit"].startswith("tuple_") for row in rows)
+
+
+PAID_STUDY = """task_name: Paid study
+data_files: [d.jsonl]
+annotation_schemes:
+  - {annotation_type: radio, name: q, description: Is it polite, labels: [yes_, no_]}
+participants:
+  open_link: true
+  units_per_participant: 10
+  completion_code: "PAID-C0DE"
+  completion_url: "https://panel.example.org/complete?cc=PAID-C0DE"
+gold:
+  file: gold.jsonl
+  attention_rate: 0.2
+"""
+
+
+def test_a_participant_gets_the_quota_and_its_checks_on_top(tmp_path):
+    from django.test import Client
+
+    from projects.services import import_project
+
+    (tmp_path / "d.jsonl").write_text(
+        "".join(f'{{"id": "u{n}", "text": "Reply {n}"}}\n' for n in range(30))
+    )
+    (tmp_path / "gold.jsonl").write_text(
+        "".join(f'{{"instance": "u{n}", "answers": {{"q": "yes_"}}}}\n' for n in range(6))
+    )
+    (tmp_path / "c.yaml").write_text(PAID_STUDY)
+    import_project(config_path=tmp_path / "c.yaml", slug="paid")
+    client = Client()
+    assert client.get("/p/paid/start?PROLIFIC_PID=worker-1").status_code == 302
+    location = client.get(reverse("participant-flow", args=["paid"]))["Location"]
+    served, headings_seen = [], []
+    while "/annotate/" in location:
+        page = client.get(location).content.decode()
+        headings_seen.append(re.search(r"(Item \d+ of \d+)", page).group(1))
+        unit = Unit.objects.get(pk=int(re.search(r"/annotate/(\d+)/", location).group(1)))
+        served.append(unit)
+        location = client.post(location, {"q": "yes_"})["Location"]
+    # round(0.2 x 10) = 2 checks, on top of the 10 units of the quota
+    assert sum(u.is_gold for u in served) == 2
+    assert sum(not u.is_gold for u in served) == 10
+    assert headings_seen == [f"Item {k} of 12" for k in range(1, 13)]
+    done = client.get(location).content.decode()
+    assert "PAID-C0DE" in done
