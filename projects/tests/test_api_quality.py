@@ -231,6 +231,9 @@ def test_the_participants_endpoint_shows_the_link_settings_and_states(db, tmp_pa
         "completion_url": "https://panel.example.org/complete?cc=C1A2B3",
         "consent": "I agree that my **answers** are stored.",
         "max_participants": project.settings.participants.max_participants,
+        "lease_minutes": 10,
+        "partial": {"code": None, "url": None, "message": None},
+        "screen_out": {"code": None, "url": None, "message": None},
     }
     assert body["count"] == 2
     came, working = body["results"]  # in the order they came
