@@ -154,12 +154,14 @@ def next_unit(*, project: Project, user) -> Unit | None:
     policy = QueuePolicy.of(project)
     if gold.withholds_work(project, user):
         return None  # a training to pass first, failed, or screened out (projects.gold)
+    taken = _one_at_a_time(project, user)
     live = _live_unit(project, user, now)
     if live is not None:
         return live
-    mine = Assignment.objects.filter(project=project, annotator=user)
     cap = person_cap(project, user, policy)
-    if cap is not None and mine.count() >= cap:
+    if taken is None and cap is not None:
+        taken = Assignment.objects.filter(project=project, annotator=user).count()
+    if cap is not None and taken >= cap:
         return None
     # Expired reservations go back to the queue when it would otherwise run dry, and now
     # and then in passing, so most requests skip the extra statement.
@@ -180,6 +182,35 @@ def next_unit(*, project: Project, user) -> Unit | None:
     unit.load += 1
     events.queue_served.send(sender=None, project=project, unit=unit)
     return unit
+
+
+def _one_at_a_time(project: Project, user) -> int | None:
+    """A participant's requests for a unit take turns: their participant row is locked
+    until this transaction ends, so two requests at once cannot each reserve a unit (a
+    participant holds one lease at a time). The same statement counts the units they were
+    given (the cap's count, in the statement the lock costs). Only on PostgreSQL (SQLite
+    serialises write transactions already) and only for a participant's own session (known
+    without a query); None otherwise."""
+    if connection.vendor != "postgresql":
+        return None
+    if getattr(user, "participant_project_id", None) != project.pk:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_one_at_a_time_sql(connection.vendor), [project.pk, user.pk])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+@cache
+def _one_at_a_time_sql(vendor: str) -> str:
+    q = hot_sql.quote
+    return (
+        f"SELECT (SELECT COUNT(*) FROM {q(Assignment._meta.db_table)} a "
+        f"WHERE a.{q('project_id')} = p.{q('project_id')} "
+        f"AND a.{q('annotator_id')} = p.{q('user_id')}) "
+        f"FROM {q(Participant._meta.db_table)} p "
+        f"WHERE p.{q('project_id')} = %s AND p.{q('user_id')} = %s FOR UPDATE OF p"
+    )
 
 
 # The statements below are the ORM's (the same on every request), written out once

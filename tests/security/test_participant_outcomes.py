@@ -176,3 +176,36 @@ def test_managers_see_answered_units_and_outcomes_on_the_page_in_the_api_and_csv
     stranger = Client()
     stranger.force_login(UserFactory(username="stranger"))
     assert stranger.get(reverse("participants-export", args=["paid"])).status_code == 404
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_participant_asking_many_times_at_once_holds_one_lease(tmp_path):
+    import threading
+
+    from django.db import connection
+
+    make_project(tmp_path, units=12)
+    first = start("greedy")
+    cookies = first.cookies
+    barrier = threading.Barrier(10)
+    locations = [None] * 10
+
+    def ask(n):
+        try:
+            client = Client()
+            client.cookies = cookies
+            barrier.wait()
+            locations[n] = flow(client)["Location"]
+        except Exception as exc:  # reported in locations
+            locations[n] = repr(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(set(locations)) == 1 and "/annotate/" in locations[0], locations
+    assert Assignment.objects.filter(status="reserved").count() == 1
