@@ -1,5 +1,6 @@
 """Writes: labs and their people, projects built from a YAML config and data files, members."""
 
+import logging
 import re
 import shutil
 import uuid
@@ -501,7 +502,15 @@ def remove_project_member(*, project: Project, user, removed_by=None) -> int:
     refused (projects.queue, projects.answers). Returns how many leases were ended."""
     Membership.objects.filter(project=project, user=user).delete()
     Removal.objects.get_or_create(project=project, user=user, defaults={"removed_by": removed_by})
-    return queue.release_person(project, user)
+    ended = queue.release_person(project, user)
+    logging.getLogger("annolab.audit").info(
+        "%s removed %s from project %s (%d lease(s) ended)",
+        removed_by.username if removed_by is not None else "the operator",
+        user.username,
+        project.slug,
+        ended,
+    )
+    return ended
 
 
 def mark_model_judge(*, user, model_name: str = "", is_model: bool = True) -> AnnotatorProfile:
