@@ -3,8 +3,9 @@ of gold units with feedback (the config's gold.training; its page is `project-tr
 
 The flow asks these two functions only. The training records its outcome on
 ``Participant.training`` (passed or failed, projects.gold.record_training_outcome); a
-participant who failed is thanked and stopped by the flow, and the members list says so to
-the managers. Until the training page exists, no participant is sent to it.
+participant who failed ends with the screen-out outcome (projects/participants.py: the
+config's participants.screen_out code and address), and the members list says so to the
+managers. Until the training page exists, no participant is sent to it.
 """
 
 from __future__ import annotations
