@@ -135,15 +135,21 @@ SETTINGS_EXAMPLE = {
     },
     "screen_out": {"code": "SCR33N", "url": None, "message": None},
 }
-OUTCOME_SCHEMA = {
-    "type": "object",
-    "description": "What this outcome shows: its code, the panel address and the message.",
-    "properties": {
-        "code": {"type": "string", "nullable": True},
-        "url": {"type": "string", "nullable": True},
-        "message": {"type": "string", "nullable": True},
-    },
-}
+
+
+def outcome_schema(example: dict) -> dict:
+    """An outcome's block (partial, screen_out): its code, the panel address, the message."""
+    return {
+        "type": "object",
+        "description": "What this outcome shows: its code, the panel address and the message "
+        "(null: none, or the default message).",
+        "properties": {
+            name: {"type": "string", "nullable": True, "example": example[name]}
+            for name in ("code", "url", "message")
+        },
+    }
+
+
 SETTINGS_SCHEMA = {
     "type": "object",
     "nullable": True,
@@ -162,8 +168,8 @@ SETTINGS_SCHEMA = {
                 "type": "integer",
                 "description": "How long a participant holds a unit before it returns.",
             },
-            "partial": OUTCOME_SCHEMA,
-            "screen_out": OUTCOME_SCHEMA,
+            "partial": outcome_schema(SETTINGS_EXAMPLE["partial"]),
+            "screen_out": outcome_schema(SETTINGS_EXAMPLE["screen_out"]),
         }.items()
     },
     "required": list(SETTINGS_EXAMPLE),
