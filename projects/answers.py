@@ -31,10 +31,7 @@ from .validation import (
 
 security_log = logging.getLogger("annolab.security")
 
-FINAL_ANSWER = (
-    "this answer is final: it was graded when you gave it and cannot be changed; "
-    "ask for the next unit"
-)
+FINAL_ANSWER = "this answer is final: it cannot be changed once given; ask for the next unit"
 
 REMOVED = (
     "you were removed from this project by its managers, so your answers are no longer "
@@ -67,16 +64,27 @@ class SubmitRefused(ValueError):
 
 
 class FinalAnswerRefused(SubmitRefused):
-    """A change to a graded answer (a training unit's or an attention check's)."""
+    """A change to a final answer (answer_is_final)."""
 
     def log(self, project, user, unit_id) -> None:
         security_log.warning(
-            "refused: %s (user %s) tried to change their graded answer to unit %s of project %s",
+            "refused: %s (user %s) tried to change their final answer to unit %s of project %s",
             user.get_username(),
             user.pk,
             unit_id,
             project.slug,
         )
+
+
+def answer_is_final(project: Project, unit: Unit) -> bool:
+    """Whether an answer given to this unit may no longer change. A gold unit's answer was
+    graded (the training's feedback may have shown the expected one), so a change would pass
+    what the first answer failed; and where attention checks are mixed in, every answer is
+    final, so that refusing a check's change does not tell the check apart."""
+    if unit.is_gold:
+        return True
+    checks = project.settings.gold
+    return checks is not None and checks.attention_rate > 0
 
 
 @dataclass(frozen=True)
@@ -195,9 +203,7 @@ def _submit(project, user, unit_id, answers, client_id, time_taken_ms, source) -
             _refuse_removed(project, user, unit_id)
         unit = assignment.unit
         reserved = assignment.status == Assignment.Status.RESERVED
-        if not reserved and unit.is_gold:
-            # A gold unit's answer was graded (the training's feedback may have shown the
-            # expected one): a change would pass what the first answer failed.
+        if not reserved and answer_is_final(project, unit):
             raise FinalAnswerRefused(FINAL_ANSWER)
         if reserved and (assignment.leased_until is None or assignment.leased_until <= now):
             raise SubmitRefused(NOT_RESERVED)

@@ -16,7 +16,7 @@ from . import gold, selectors, services, unit_page
 from .access import managed_project_or_404, visible_project_or_404
 from .annotation_files import EXPORT_TYPES, export_file
 from .answer_forms import submit_posted
-from .answers import FinalAnswerRefused, SubmitRefused
+from .answers import FinalAnswerRefused, SubmitRefused, answer_is_final
 from .content_policy import allow_waveform_style
 from .downloads import attachment
 from .forms import AddMembersForm, ProjectUploadForm
@@ -333,8 +333,8 @@ def _render_unit(
             ),
             "previous_unit_id": previous_unit_id,
             "editing": answered is not None,
-            # an answered training unit, known to be one, shows its final answer only
-            "final": answered is not None and unit_page.is_training(unit),
+            # a final answer (a gold unit's, or any where checks are mixed in) is shown only
+            "final": answered is not None and answer_is_final(project, unit),
             "client_id": uuid.uuid4(),
         },
         status=status,

@@ -248,3 +248,32 @@ def test_a_participant_gets_the_quota_and_its_checks_on_top(tmp_path):
     assert headings_seen == [f"Item {k} of 12" for k in range(1, 13)]
     done = client.get(location).content.decode()
     assert "PAID-C0DE" in done
+
+
+def test_a_change_to_a_check_is_refused_as_any_change_is(tmp_path, client):
+    """Refusing a check's change while ordinary answers stay open would tell the check apart
+    after the fact: where checks are mixed in, every answer is final, with one message."""
+    block = "gold:\n  file: gold.jsonl\n  attention_rate: 0.5\n"
+    project = bws_project(tmp_path, gold_lines=gold_records(10), block=block)
+    with_config(project, max_annotations_per_user=4)
+    user = member(project, "changer")
+    served = []
+    while (unit := next_unit(project=project, user=user)) is not None:
+        served.append(unit)
+        submit_answers(project=project, user=user, unit_id=unit.pk, answers=truthful(unit))
+    check = next(u for u in served if u.is_gold)
+    ordinary = next(u for u in served if not u.is_gold)
+    before = {(a.unit_id, a.scheme): a.value for a in user.annotations.all()}
+    client.force_login(user)
+    refusals = []
+    for unit in (check, ordinary):
+        page = client.get(reverse("annotate-unit", args=[project.slug, unit.pk])).content.decode()
+        assert "This answer is final" in page and 'id="submit-answer"' not in page
+        answer = flipped(truthful(unit))["q"]
+        posted = client.post(
+            reverse("annotate-unit", args=[project.slug, unit.pk]),
+            {"q__best": answer["best"], "q__worst": answer["worst"]},
+        )
+        refusals.append((posted.status_code, "final" in posted.content.decode()))
+    assert refusals[0] == refusals[1] == (409, True)
+    assert {(a.unit_id, a.scheme): a.value for a in user.annotations.all()} == before

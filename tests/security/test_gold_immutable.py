@@ -76,7 +76,7 @@ def test_posting_the_shown_answer_as_an_edit_on_the_web_is_refused(failed, clien
     assert "Not quite." in feedback and "The best was" in feedback
     # The unit's own page shows the answer as final, with nothing to submit.
     shown = client.get(reverse("annotate-unit", args=[project.slug, units[0].pk]))
-    assert "A training answer cannot be changed" in shown.content.decode()
+    assert "This answer is final" in shown.content.decode()
     assert 'id="submit-answer"' not in shown.content.decode()
     before = stored(user)
     expected = truthful(units[0])["q"]
@@ -90,7 +90,9 @@ def test_posting_the_shown_answer_as_an_edit_on_the_web_is_refused(failed, clien
     assert stored(user) == before
     assert gold.training_result(project, user).status == gold.TrainingStatus.FAILED
     assert next_unit(project=project, user=user) is None
-    assert any("trainee" in r.getMessage() and "graded" in r.getMessage() for r in caplog.records)
+    assert any(
+        "trainee" in r.getMessage() and "final answer" in r.getMessage() for r in caplog.records
+    )
     # The training page itself offers no way back to an answered unit.
     again = client.post(
         reverse("project-training", args=[project.slug]),
@@ -118,7 +120,7 @@ def test_a_failed_annotator_editing_training_answers_over_the_api_is_refused(fai
     # No ordinary unit comes back.
     assert api.post(f"/api/v1/projects/{project.slug}/queue/next/").status_code == 204
     assert not Assignment.objects.filter(annotator=user, unit__is_gold=False).exists()
-    assert sum("graded" in r.getMessage() for r in caplog.records) == 3
+    assert sum("final answer" in r.getMessage() for r in caplog.records) == 3
 
 
 def test_a_retried_submission_of_a_graded_answer_still_answers_as_a_retry(tmp_path):
