@@ -19,6 +19,7 @@ from .models import (
     LabMembership,
     Membership,
     Project,
+    Removal,
     Unit,
 )
 from .queue import person_cap
@@ -50,7 +51,8 @@ def project_role(user, project: Project) -> str | None:
     )
     if role:
         return role
-    if project.allow_all_users:
+    # An open project takes every user, but not one its managers removed.
+    if project.allow_all_users and not Removal.objects.filter(project=project, user=user).exists():
         return Membership.Role.ANNOTATOR
     return None
 

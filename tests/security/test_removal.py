@@ -166,3 +166,23 @@ def test_removal_by_the_service_ends_leases_and_is_recorded_once(tmp_path):
     assert remove_project_member(project=project, user=anna) == 0
     assert Removal.objects.filter(project=project, user=anna).count() == 1
     assert sum(Unit.objects.filter(project=project).values_list("load", flat=True)) == 0
+
+
+def test_a_removed_member_of_an_open_project_gets_no_training_unit(tmp_path):
+    from projects.tests.test_gold import bws_project, gold_records
+
+    block = "gold:\n  file: gold.jsonl\n  attention_rate: 0.1\n  training:\n    units: 2\n"
+    project = bws_project(tmp_path, gold_lines=gold_records(6), block=block)
+    project.allow_all_users = True
+    project.save()
+    anna = UserFactory(username="anna")
+    MembershipFactory(user=anna, project=project, role=Membership.Role.ANNOTATOR)
+    boss = UserFactory(username="boss")
+    remove_project_member(project=project, user=anna, removed_by=boss)
+    web = Client()
+    web.force_login(anna)
+    before = sorted(Unit.objects.filter(project=project).values_list("id", "load"))
+    page = web.get(reverse("project-training", args=[project.slug]))
+    assert page.status_code == 404
+    assert not Assignment.objects.filter(annotator=anna).exists()
+    assert sorted(Unit.objects.filter(project=project).values_list("id", "load")) == before
