@@ -39,6 +39,16 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
 
+def as_manager(page, live_server, project) -> None:
+    """Log the browser in as a new manager of the project and open its participants list."""
+    manager = UserFactory(username="mona")
+    Membership.objects.create(user=manager, project=project, role=Membership.Role.MANAGER)
+    page.context.clear_cookies()
+    log_in(page, live_server.url, "mona", "pw-for-tests-123")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/projects/{project.slug}/#participants")
+
+
 def shoot(page, name: str) -> None:
     """The page at phone width and at desktop width, nothing wider than the window."""
     for size, suffix in ((PHONE, "390"), (DESKTOP, "1280")):
@@ -109,12 +119,7 @@ def test_a_participant_from_the_panel_to_the_completion_code(browser_page, live_
     assert Annotation.objects.filter(annotator=participant.user).count() == 2
 
     # The project's manager sees the participant, their state and the link's parameters.
-    manager = UserFactory(username="mona")
-    Membership.objects.create(user=manager, project=project, role=Membership.Role.MANAGER)
-    page.context.clear_cookies()
-    log_in(page, live_server.url, "mona", "pw-for-tests-123")
-    page.wait_for_url(f"{live_server.url}/")
-    page.goto(f"{live_server.url}/projects/polite/#participants")
+    as_manager(page, live_server, project)
     row = page.locator("table.participants tbody tr")
     assert row.count() == 1
     assert "5f1e9a" in row.inner_text() and "Completed (2 units)" in row.inner_text()
@@ -206,12 +211,7 @@ def test_no_more_work_and_screened_out_show_their_own_codes(
     by_id = {p.external_id: p.outcome for p in Participant.objects.all()}
     assert by_id == {"careless1": "screened_out", "keen2": "partial"}
 
-    manager = UserFactory(username="mona")
-    Membership.objects.create(user=manager, project=project, role=Membership.Role.MANAGER)
-    page.context.clear_cookies()
-    log_in(page, live_server.url, "mona", "pw-for-tests-123")
-    page.wait_for_url(f"{live_server.url}/")
-    page.goto(f"{live_server.url}/projects/endings/#participants")
+    as_manager(page, live_server, project)
     rows = page.locator("table.participants tbody tr")
     assert rows.count() == 2
     assert "Screened out: failed the training" in rows.nth(0).inner_text()
