@@ -78,8 +78,8 @@ def _lab_list_page(request, form, status=200):
 def _person(request):
     """The account a row's button names (its pk), or None."""
     for action in ("remove", "make_admin", "make_member"):
-        text = request.POST.get(action, "").strip()
-        if text:
+        if action in request.POST:
+            text = request.POST[action].strip()
             user = None
             if text.isascii() and text.isdigit() and len(text) <= 18:
                 user = get_user_model().objects.filter(pk=int(text)).first()
@@ -101,7 +101,8 @@ def lab_detail(request, slug):
     action, user = _person(request)
     try:
         if action and user is None:
-            raise LabRefused("The form named no known account.", 404)
+            verb = "remove" if action == "remove" else "appoint"
+            raise LabRefused(f"Nobody to {verb}: the form named no known account.", 400)
         if action == "remove":
             change = labs.remove_person(actor=request.user, lab=lab, user=user)
             messages.success(request, f"{change.username} left {lab.name}.")
