@@ -263,9 +263,10 @@ def _free_sql(vendor: str, strategy: str, capped: bool) -> str:
         f"WHERE u.{q('project_id')} = %s AND u.{q('is_gold')} = %s AND NOT EXISTS("
         f"SELECT 1 FROM {q(Assignment._meta.db_table)} a "
         f"WHERE a.{q('unit_id')} = u.{q('id')} AND a.{q('annotator_id')} = %s) "
-        # a person the managers removed is given nothing (on an open project too)
+        # A person the managers removed is given nothing (on an open project too). Not
+        # correlated with u, so it is asked once and the least-loaded index keeps its order.
         f"AND NOT EXISTS(SELECT 1 FROM {q(Removal._meta.db_table)} r "
-        f"WHERE r.{q('project_id')} = u.{q('project_id')} AND r.{q('user_id')} = %s)"
+        f"WHERE r.{q('project_id')} = %s AND r.{q('user_id')} = %s)"
         + (f" AND u.{q('load')} < %s" if capped else "")
         + f" ORDER BY {order} LIMIT 1"
         + hot_sql.for_update("u", skip_locked=True)
@@ -277,7 +278,7 @@ def _free_unit(project: Project, user, policy: QueuePolicy) -> Unit | None:
     under its cap, first in the strategy's order; a unit another request holds locked is
     skipped, not waited for."""
     capped = policy.cap is not None
-    params = [project.pk, False, user.pk, user.pk] + ([policy.cap] if capped else [])
+    params = [project.pk, False, user.pk, project.pk, user.pk] + ([policy.cap] if capped else [])
     with connection.cursor() as cursor:
         cursor.execute(_free_sql(connection.vendor, policy.strategy, capped), params)
         row = cursor.fetchone()
