@@ -29,7 +29,8 @@ User = get_user_model()
 
 
 def visible_projects(user) -> QuerySet[Project]:
-    """Staff see every project; lab admins their labs' projects; others their own and open ones."""
+    """Staff see every project; lab admins their labs' projects; others their own and open
+    ones, but not an open one whose managers removed them."""
     projects = Project.objects.select_related("lab")
     if not user.is_authenticated:
         return projects.none()
@@ -37,7 +38,10 @@ def visible_projects(user) -> QuerySet[Project]:
         return projects.all()
     member = Membership.objects.filter(project=OuterRef("pk"), user=user)
     lab_admin = LabMembership.objects.filter(lab=OuterRef("lab"), user=user, is_admin=True)
-    return projects.filter(Exists(member) | Exists(lab_admin) | Q(allow_all_users=True))
+    removed = Removal.objects.filter(project=OuterRef("pk"), user=user)
+    return projects.filter(
+        Exists(member) | Exists(lab_admin) | (Q(allow_all_users=True) & ~Exists(removed))
+    )
 
 
 def project_role(user, project: Project) -> str | None:
