@@ -38,16 +38,3 @@ def _project_files_in_tmp(tmp_path_factory):
     settings.PROJECT_FILES_ROOT = tmp_path_factory.mktemp("project-files")
     yield
     settings.PROJECT_FILES_ROOT = previous
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    """Counts kept in the cache (the participant links' entry rate, projects/entry_rate.py)
-    start afresh in each test, as if its client were new."""
-    from projects.entry_rate import forget_counts
-
-    try:
-        forget_counts()
-    except Exception:  # a cache that cannot be reached is the test's own business
-        pass
-    yield

@@ -1,28 +1,29 @@
 """How many new participants one client address may make through the participant links:
-PARTICIPANT_ENTRY_RATE (e.g. "30/10m": 30 new participants per 10 minutes), counted per
+PARTICIPANT_ENTRY_RATE (e.g. "30/10m": 30 new participants in any 10 minutes), counted per
 address (projects.login_protection.client_address, which honours TRUSTED_PROXY_COUNT) over
-every study of the site. A returning participant id resumes and is not counted.
+every study of the site. A returning participant id resumes and is not counted, nor is a
+visitor who was turned away.
 
-The counts live in the site's cache: Redis when REDIS_URL is set, so every web process
-shares them; without Redis, each process keeps its own (the limit then holds per process).
-If the cache cannot be reached the entry is let through and logged, as a panel's
-participants must not be turned away by a cache outage.
+The count is read from the participants themselves: each keeps a keyed hash of the address
+it was made from (Participant.entry_digest), so every web process sees the same count, with
+or without Redis, and the address itself is kept nowhere.
 """
 
 from __future__ import annotations
 
-import logging
+import math
 import re
-import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache, caches
-from django.core.cache.backends.locmem import LocMemCache
+from django.db.models import Count, Min
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
-security_log = logging.getLogger("annolab.security")
+from .models import Participant
 
-KEY_PREFIX = "participant-entry"
+DIGEST_SALT = "annolab.projects.entry_rate"
 _RATE = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{0,9})\s*([smh]?)\s*")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "": 1}
 
@@ -56,38 +57,21 @@ def entry_rate() -> Rate:
     return parse_rate(settings.PARTICIPANT_ENTRY_RATE)
 
 
-def take_new_participant(address: str | None) -> int:
-    """Count one new participant from this address. Returns 0 when it is within the rate,
-    else the seconds until the address may make another."""
+def address_digest(address: str | None) -> str:
+    """The keyed hash a participant keeps of the address it was made from."""
+    return salted_hmac(DIGEST_SALT, address or "unknown", algorithm="sha256").hexdigest()
+
+
+def wait_before_new_participant(digest: str, now=None) -> int:
+    """0 when the address of this digest may make one more participant now, else the
+    seconds until the oldest of its participants in the window leaves it."""
     rate = entry_rate()
     if rate.count <= 0:
         return 0
-    now = time.time()
-    window = int(now // rate.seconds)
-    key = f"{KEY_PREFIX}:{address or 'unknown'}:{rate.seconds}:{window}"
-    try:
-        cache.add(key, 0, timeout=rate.seconds + 5)
-        used = cache.incr(key)
-    except Exception:  # the cache is down: let the participant in, and say so
-        security_log.warning(
-            "participant entry rate not counted for %s: the cache is unavailable", address
-        )
+    now = now or timezone.now()
+    window = timedelta(seconds=rate.seconds)
+    recent = Participant.objects.filter(entry_digest=digest, created_at__gt=now - window)
+    made = recent.aggregate(n=Count("id"), oldest=Min("created_at"))
+    if made["n"] < rate.count:
         return 0
-    if used <= rate.count:
-        return 0
-    return max(1, int((window + 1) * rate.seconds - now) + 1)
-
-
-def forget_counts() -> None:
-    """Drop every address's count (an operator lifting a block, a test's fresh start); the
-    cache's other keys (and, on Redis, the broker's) are left alone."""
-    store = caches["default"]
-    if isinstance(store, LocMemCache):
-        store.clear()  # per process, holding nothing the site shares
-        return
-    client = getattr(getattr(store, "_cache", None), "get_client", None)
-    if client is None:
-        return
-    redis = client(None, write=True)
-    for key in redis.scan_iter(match=f"*{KEY_PREFIX}:*"):
-        redis.delete(key)
+    return max(1, math.ceil((made["oldest"] + window - now).total_seconds()))

@@ -409,6 +409,13 @@ class Participant(models.Model):
     )
     outcome_at = models.DateTimeField(null=True, blank=True)
     outcome_reason = models.CharField(max_length=200, blank=True)
+    entry_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="A keyed hash of the client address the participant was made from, so that "
+        "new participants are counted per address (projects/entry_rate.py) without keeping "
+        "the address.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
 
@@ -418,6 +425,9 @@ class Participant(models.Model):
             models.UniqueConstraint(
                 fields=["project", "external_id"], name="unique_participant_id"
             ),
+        ]
+        indexes = [
+            models.Index(fields=["entry_digest", "created_at"], name="participant_entries"),
         ]
 
     def __str__(self) -> str:

@@ -151,20 +151,8 @@ def enter(
     made too many new participants lately (projects.entry_rate)."""
     participant = Participant.objects.filter(project=project, external_id=external_id).first()
     if participant is None:
-        wait = entry_rate.take_new_participant(address)
-        if wait:
-            minutes = -(-wait // 60)
-            raise EntryRefused(
-                "Too many new participants from your address",
-                f"This address has opened more new study places than the site allows "
-                f"({entry_rate.entry_rate().describe()}). Try again in {minutes} "
-                f"minute{'s' if minutes != 1 else ''}; if you already took part, open your "
-                "own link from the panel again.",
-                429,
-                retry_after=wait,
-            )
         try:
-            participant = _create(project, block, external_id, params)
+            participant = _create(project, block, external_id, params, address)
         except IntegrityError:  # the same id entered twice at once: the other one made it
             participant = Participant.objects.get(project=project, external_id=external_id)
     else:
@@ -175,8 +163,8 @@ def enter(
 
 
 @transaction.atomic
-def _create(project, block, external_id, params) -> Participant:
-    # One creation at a time per project, so that the count below holds under concurrent
+def _create(project, block, external_id, params, address) -> Participant:
+    # One creation at a time per project, so that the counts below hold under concurrent
     # first visits: the project row is locked on PostgreSQL (SQLite takes its write lock
     # at BEGIN already).
     Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
@@ -187,12 +175,25 @@ def _create(project, block, external_id, params) -> Participant:
             "Thank you for your interest; return to the panel you came from.",
             403,
         )
+    digest = entry_rate.address_digest(address)
+    wait = entry_rate.wait_before_new_participant(digest)
+    if wait:
+        minutes = -(-wait // 60)
+        raise EntryRefused(
+            "Too many new participants from your address",
+            f"This address has opened more new study places than the site allows "
+            f"({entry_rate.entry_rate().describe()}). Try again in {minutes} "
+            f"minute{'s' if minutes != 1 else ''}; if you already took part, open your "
+            "own link from the panel again.",
+            429,
+            retry_after=wait,
+        )
     user = get_user_model()(username=username_for(project, external_id))
     user.set_unusable_password()
     user.save()
     Membership.objects.create(user=user, project=project, role=Membership.Role.ANNOTATOR)
     return Participant.objects.create(
-        project=project, user=user, external_id=external_id, params=params
+        project=project, user=user, external_id=external_id, params=params, entry_digest=digest
     )
 
 
