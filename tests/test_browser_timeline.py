@@ -97,14 +97,16 @@ def regions(page, scheme):
 
 
 def seek(page, scheme, box, seconds, y):
-    """Click the waveform at ``seconds`` and wait until the player's clock is there (the
-    seek is asynchronous: a key pressed at once could read the old playhead)."""
+    """Click the waveform at ``seconds`` and wait until the player's clock is there and no
+    media element is still seeking (the seek is asynchronous: a key pressed at once, or an
+    earlier seek's late time update, could leave the playhead where it was)."""
     page.mouse.click(x_at(box, seconds), y)
     page.wait_for_function(
         """([scheme, seconds]) => {
           const clock = document.querySelector(
             `.segment-timeline[data-for="${scheme}"] .timeline-clock`);
-          return clock && Math.abs(parseFloat(clock.textContent) - seconds) <= 0.011;
+          const settled = [...document.querySelectorAll("audio, video")].every(m => !m.seeking);
+          return settled && clock && Math.abs(parseFloat(clock.textContent) - seconds) <= 0.011;
         }""",
         arg=[scheme, seconds],
     )
