@@ -4,10 +4,7 @@ PARTICIPANT_ENTRY_RATE new participants (then a 429 page with Retry-After; a ret
 still resumes); the managers' participants list comes in pages, filtered by where the
 participants stand and by the start of their id, on the page and in the API."""
 
-import threading
-
 import pytest
-from django.db import connection
 from django.db.models import F
 from django.test import Client
 from django.urls import reverse
@@ -16,6 +13,7 @@ from rest_framework.test import APIClient
 from projects.models import Membership, Participant
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
+from tests.security.concurrency import at_once
 
 CONFIG = """task_name: Capped study
 data_files: [d.jsonl]
@@ -46,26 +44,9 @@ def start_url(pid):
 def test_forty_simultaneous_first_visits_with_a_cap_of_five_make_exactly_five(tmp_path, settings):
     settings.PARTICIPANT_ENTRY_RATE = "1000/10m"
     make_project(tmp_path, cap=5)
-    barrier = threading.Barrier(40)
-    statuses = [None] * 40
-    pages = [""] * 40
-
-    def visit(n):
-        try:
-            barrier.wait()
-            response = Client().get(start_url(f"racer{n}"))
-            statuses[n] = response.status_code
-            pages[n] = response.content.decode()
-        except Exception as exc:  # reported in statuses
-            statuses[n] = repr(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=visit, args=(n,)) for n in range(40)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=90)
+    responses = at_once(40, lambda n: Client().get(start_url(f"racer{n}")))
+    statuses = [getattr(r, "status_code", r) for r in responses]
+    pages = [r.content.decode() if hasattr(r, "content") else "" for r in responses]
     assert statuses.count(302) == 5, statuses
     assert statuses.count(403) == 35, statuses
     full = [page for page, s in zip(pages, statuses, strict=True) if s == 403]

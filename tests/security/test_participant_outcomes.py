@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from projects.models import Annotation, Assignment, Membership, Participant
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
+from tests.security.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -181,31 +182,15 @@ def test_managers_see_answered_units_and_outcomes_on_the_page_in_the_api_and_csv
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_one_participant_asking_many_times_at_once_holds_one_lease(tmp_path):
-    import threading
-
-    from django.db import connection
-
     make_project(tmp_path, units=12)
     first = start("greedy")
     cookies = first.cookies
-    barrier = threading.Barrier(10)
-    locations = [None] * 10
 
-    def ask(n):
-        try:
-            client = Client()
-            client.cookies = cookies
-            barrier.wait()
-            locations[n] = flow(client)["Location"]
-        except Exception as exc:  # reported in locations
-            locations[n] = repr(exc)
-        finally:
-            connection.close()
+    def ask(_):
+        client = Client()
+        client.cookies = cookies
+        return flow(client)["Location"]
 
-    threads = [threading.Thread(target=ask, args=(n,)) for n in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    locations = at_once(10, ask, timeout=60)
     assert len(set(locations)) == 1 and "/annotate/" in locations[0], locations
     assert Assignment.objects.filter(status="reserved").count() == 1
