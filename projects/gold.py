@@ -291,13 +291,18 @@ def training_units(project: Project) -> list[Unit]:
     )
 
 
+def _is_annotator(project: Project, user) -> bool:
+    """Annotators are trained and checked; managers, lab admins and staff never."""
+    from .selectors import project_role  # selectors reads the queue, which reads this
+
+    return project_role(user, project) == Membership.Role.ANNOTATOR
+
+
 def _needs_training(project: Project, user) -> bool:
     gold = project.settings.gold
     if gold is None or gold.training_units <= 0:
         return False
-    from .selectors import project_role  # selectors reads the queue, which reads this
-
-    return project_role(user, project) == Membership.Role.ANNOTATOR
+    return _is_annotator(project, user)
 
 
 def training_required(membership: Membership) -> bool:
@@ -396,29 +401,21 @@ def screening_failure(project: Project, user) -> str | None:
     checks failed than the gold block allows), in words for the managers; None otherwise."""
     if training_result(project, user).status == TrainingStatus.FAILED:
         return "failed the training"
+    return _failed_checks(project, user)
+
+
+def _failed_checks(project: Project, user) -> str | None:
     gold = project.settings.gold
-    if gold is None or gold.max_failed_checks is None or not _needs_screening(project, user):
+    if gold is None or gold.max_failed_checks is None or not _is_annotator(project, user):
         return None
     return _checks_verdict(gold, *check_failures(project, user))
-
-
-def _needs_screening(project: Project, user) -> bool:
-    from .selectors import project_role
-
-    return project_role(user, project) == Membership.Role.ANNOTATOR
 
 
 def withholds_work(project: Project, user) -> bool:
     """Whether the queue gives this person no unit: a training to pass first (or failed), or
     screened out by failed attention checks."""
-    if training_blocks_work(project, user):
-        return True
-    gold = project.settings.gold
-    return (
-        gold is not None
-        and gold.max_failed_checks is not None
-        and bool(screening_failure(project, user))
-    )
+    # The training is asked once: screening_failure would ask it again.
+    return training_blocks_work(project, user) or _failed_checks(project, user) is not None
 
 
 def screened_out(project: Project) -> dict[int, str]:
