@@ -6,9 +6,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from agreement.core.report import CATEGORICAL_MEASURES, STRUCTURED_MEASURES
-from projects.gold import excluded_names
-from projects.models import Annotation, Project
+from annotation.models import Annotation
+from projects.models import Project
 from projects.schemes import scheme_type
+from projects.selectors import excluded_names
 
 from .models import AgreementReport
 

@@ -6,11 +6,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from agreement.core.report import build_report
-from projects.annotation_files import export_records
-from projects.gold import excluded_names
+from annotation.annotation_files import export_records
 from projects.models import Project
 from projects.schemes import scheme_type
-from projects.selectors import model_judges
+from projects.selectors import excluded_names, model_judges
 
 from . import selectors
 from .models import AgreementReport
@@ -59,7 +58,7 @@ def compute_report(*, project: Project) -> AgreementReport:
 
 def counted_records(project: Project, stored: list | None = None) -> list:
     """The answers agreement is computed from (of ``stored``, the export's records): neither
-    gold units' answers nor those of the annotators a manager left out (projects.gold)."""
+    gold units' answers nor those of the annotators a manager left out (crowds.gold)."""
     gold_ids = set(project.units.filter(is_gold=True).values_list("external_id", flat=True))
     left_out = set(excluded_names(project))
     return [

@@ -60,10 +60,11 @@ def main() -> int:
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.core.management import call_command
 
+    from annotation.models import Annotation
     from bws import services as bws_services
     from bws.core.design import design_memory
     from bws.core.scoring import sample_maxdiff
-    from projects.models import Annotation, Unit
+    from projects.models import Unit
     from projects.services import create_lab, create_project_from_upload, project_folder
 
     cap = int(args.cap_gb * 1024**3)

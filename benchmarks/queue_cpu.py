@@ -138,9 +138,9 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from config.wsgi import application
+    from labs.tokens import issue_token
     from projects.models import Membership
     from projects.services import import_project
-    from projects.tokens import issue_token
 
     folder = Path(tempfile.mkdtemp(prefix="queue-cpu-"))
     project = import_project(config_path=write_project(folder, args.tuples), slug="cpu").project

@@ -260,7 +260,7 @@ def design_status(project: Project) -> dict | None:
 
 def latest_fit(project: Project) -> ScoreRun | None:
     """The newest finished run of the project's first BWS scheme that read every answer."""
-    from projects.models import Annotation
+    from annotation.models import Annotation
 
     schemes = project.settings.bws_schemes
     if not schemes:

@@ -1,6 +1,6 @@
 """REST views of annotator quality for a project's managers: the quality page's figures per
 annotator (bws.quality.project_quality, computed once, as the page does), and leaving an
-annotator out of scores and agreement or taking them back (projects.gold.set_excluded, the
+annotator out of scores and agreement or taking them back (crowds.gold.set_excluded, the
 page's Exclude/Include button: the scores and the agreement report are computed again).
 
 A project the caller may not manage is a 404 (projects.access).
@@ -12,7 +12,7 @@ from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from projects import gold
+from projects import services
 from projects.access import managed_project_or_404
 from projects.api_errors import NOT_FOUND, error_response
 from projects.models import Membership
@@ -350,7 +350,7 @@ class ExclusionsApi(generics.ListAPIView):
             raise ValidationError({"username": [f"{username} is not a member of this project."]})
         if member.role == Membership.Role.MANAGER:
             raise ValidationError({"username": ["A manager cannot be left out."]})
-        changed = gold.set_excluded(
+        changed = services.set_excluded(
             project=project, user=member.user, excluded=data.validated_data["excluded"]
         )
         member.refresh_from_db(fields=["excluded"])

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth import get_user_model
 
-from projects import gold
-from projects.models import Annotation, Membership, Project, Unit
+from annotation.models import Annotation
+from crowds import gold
+from projects import selectors
+from projects.models import Membership, Project, Unit
 
 from .core import quality
 
@@ -110,7 +112,7 @@ def project_quality(project: Project) -> QualityReport:
 
 
 def _consensus(project: Project, rows: dict[int, AnnotatorQuality]):
-    left_out = gold.excluded_user_ids(project)
+    left_out = selectors.excluded_user_ids(project)
     index = {user_id: n for n, user_id in enumerate(rows)}
     judgments = np.zeros(len(rows), dtype=np.int64)
     agreeing = np.zeros(len(rows))

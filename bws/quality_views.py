@@ -8,7 +8,8 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from projects import gold
+from crowds import gold
+from projects import services
 from projects.access import managed_project_or_404
 from projects.models import Membership
 
@@ -52,7 +53,7 @@ def quality_exclude(request, slug):
         return HttpResponseBadRequest("No such member of this project (annotator).")
     if member.role == Membership.Role.MANAGER:
         return HttpResponseBadRequest("A manager cannot be left out.")
-    changed = gold.set_excluded(project=project, user=member.user, excluded=action == "exclude")
+    changed = services.set_excluded(project=project, user=member.user, excluded=action == "exclude")
     if changed and action == "exclude":
         messages.success(
             request,

@@ -41,7 +41,7 @@ def note_answers(project_id: int) -> None:
 
 def end_session(user) -> None:
     """An annotator logged out: score their projects now instead of waiting for the gap."""
-    from projects.models import Annotation
+    from annotation.models import Annotation
 
     from .tasks import recompute_project_task
 

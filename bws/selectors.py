@@ -3,8 +3,9 @@
 import numpy as np
 from django.db.models import F, QuerySet
 
-from projects.gold import excluded_user_ids
-from projects.models import Annotation, Item, Project
+from annotation.models import Annotation
+from projects.models import Item, Project
+from projects.selectors import excluded_user_ids
 
 from .core.diagnostics import StoredDiagnostics
 from .core.judgments import Judgments

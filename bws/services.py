@@ -391,7 +391,7 @@ def score_everything(
 
 
 def _compute(run: ScoreRun, selectors) -> _Computed:
-    from projects.models import Annotation
+    from annotation.models import Annotation
 
     from . import adaptive
 

@@ -77,10 +77,10 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    # A participant session opens its own study's pages only (projects/participants.py).
-    "projects.participants.ParticipantScope",
+    # A participant session opens its own study's pages only (crowds/participants.py).
+    "crowds.participants.ParticipantScope",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, so it turns a locked-out login into its refusal (projects/login_protection.py).
+    # Last, so it turns a locked-out login into its refusal (labs/login_protection.py).
     "axes.middleware.AxesMiddleware",
 ]
 # Server-Timing header with app / cpu / db time per request (config/timing.py)
@@ -249,7 +249,7 @@ SCORING_RUN_ATTEMPTS = int(os.environ.get("SCORING_RUN_ATTEMPTS", "3"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "projects.token_auth.TokenAuthentication",  # knox, one query less per call
+        "labs.token_auth.TokenAuthentication",  # knox, one query less per call
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -373,12 +373,12 @@ TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "50"))
 LOGIN_COOLOFF_MINUTES = int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15"))
-AXES_HANDLER = "projects.login_protection.LoginFailureHandler"
+AXES_HANDLER = "labs.login_protection.LoginFailureHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_FAILURE_LIMIT = "projects.login_protection.account_failure_limit"
-AXES_COOLOFF_TIME = "projects.login_protection.cool_off"
-AXES_CLIENT_IP_CALLABLE = "projects.login_protection.client_address"
-AXES_LOCKOUT_CALLABLE = "projects.login_protection.lockout_response"
+AXES_FAILURE_LIMIT = "labs.login_protection.account_failure_limit"
+AXES_COOLOFF_TIME = "labs.login_protection.cool_off"
+AXES_CLIENT_IP_CALLABLE = "labs.login_protection.client_address"
+AXES_LOCKOUT_CALLABLE = "labs.login_protection.lockout_response"
 # Attempts refused during a lockout are not counted: they neither extend the lock nor
 # push the address towards its limit (so one locked account does not lock its neighbours).
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
@@ -391,9 +391,9 @@ PASSWORD_RESET_ADDRESS_LIMIT = int(os.environ.get("PASSWORD_RESET_ADDRESS_LIMIT"
 PASSWORD_RESET_EMAIL_LIMIT = int(os.environ.get("PASSWORD_RESET_EMAIL_LIMIT", "3"))
 PASSWORD_RESET_WINDOW_MINUTES = int(os.environ.get("PASSWORD_RESET_WINDOW_MINUTES", "60"))
 # New participants one client address may make through the participant links
-# (projects/entry_rate.py): a count per window, e.g. "30/10m"; "0/1m" turns it off.
+# (crowds/entry_rate.py): a count per window, e.g. "30/10m"; "0/1m" turns it off.
 PARTICIPANT_ENTRY_RATE = os.environ.get("PARTICIPANT_ENTRY_RATE", "30/10m")
-# How long an invite link (projects/invites.py) lets the invited person set a password.
+# How long an invite link (labs/invites.py) lets the invited person set a password.
 INVITE_TIMEOUT_DAYS = int(os.environ.get("INVITE_TIMEOUT_DAYS", "7"))
 # API tokens (django-rest-knox): sent as `Authorization: Token <key>`, stored hashed,
 # valid for API_TOKEN_TTL_HOURS; their owner lists and revokes them.

@@ -9,8 +9,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.permissions import IsAuthenticated
 
-from projects.auth_views import LogoutWithMessageView, ThrottledPasswordResetView
-from projects.invite_views import InviteAcceptView
+from labs.auth_views import LogoutWithMessageView, ThrottledPasswordResetView
+from labs.invite_views import InviteAcceptView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -26,7 +26,7 @@ urlpatterns = [
         RedirectView.as_view(url=lazy(static, str)("annolab/favicon.svg"), permanent=True),
         name="favicon",
     ),
-    # An invite's set-password page (projects/invite_views.py).
+    # An invite's set-password page (labs/invite_views.py).
     path(
         "accounts/invite/<uidb64>/<token>/",
         InviteAcceptView.as_view(),

@@ -9,8 +9,8 @@ from functools import cache
 from django.db import connection
 from django.http import Http404
 
-from . import hot_sql, selectors
-from .models import Lab, LabMembership, Membership, Project, Removal
+from projects import hot_sql, selectors
+from projects.models import Lab, LabMembership, Membership, Project, Removal
 
 
 def visible_project_or_404(user, slug: str) -> Project:

@@ -1,19 +1,17 @@
 from django.contrib import admin
 
-from .models import (
-    Annotation,
+from annotation.models import Annotation, Assignment, Submission
+from crowds.models import Participant
+from labs.models import PasswordResetRequest
+from projects.models import (
     AnnotatorProfile,
-    Assignment,
     Instance,
     Item,
     Lab,
     LabMembership,
     Membership,
-    Participant,
-    PasswordResetRequest,
     Project,
     Removal,
-    Submission,
     Unit,
 )
 

@@ -29,15 +29,16 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import selectors, services
-from .access import managed_project_or_404
-from .annotation_files import EXPORT_TYPES, export_file
-from .api import PROJECT_EXAMPLE, ProjectListApi, ProjectOutputSerializer
-from .api_errors import NOT_FOUND, error_response
-from .downloads import attachment
-from .forms import AddMembersForm, ProjectUploadForm, split_entries
-from .invites import create_missing_accounts, mail_invite
-from .models import Item, Membership, Unit
+from annotation.annotation_files import EXPORT_TYPES, export_file
+from annotation.api import PROJECT_EXAMPLE, ProjectListApi, ProjectOutputSerializer
+from labs import services as lab_services
+from labs.invites import create_missing_accounts, mail_invite
+from projects import selectors, services
+from projects.access import managed_project_or_404
+from projects.api_errors import NOT_FOUND, error_response
+from projects.downloads import attachment
+from projects.forms import AddMembersForm, ProjectUploadForm, split_entries
+from projects.models import Item, Membership, Unit
 
 ROLES = Membership.Role.values
 
@@ -366,8 +367,8 @@ class MembersApi(generics.ListAPIView):
             made = create_missing_accounts(entries, project=project, role=role)
             invites = _invite_rows(request, project, made)
         known = [e.user.username for e in entries if e.user is not None]
-        changes = services.add_project_members(project=project, usernames=known, role=role)
-        rows = services.member_results(entries, {c.username: c for c in changes})
+        changes = lab_services.add_project_members(project=project, usernames=known, role=role)
+        rows = lab_services.member_results(entries, {c.username: c for c in changes})
         for row in rows:
             row.update(invites.get(row["account"], {}))
         return Response({"results": rows})
@@ -400,7 +401,7 @@ class MembersApi(generics.ListAPIView):
         )
         if membership is None:
             raise NotFound(f"{username[:150]} is not a member of this project.")
-        services.remove_project_member(
+        lab_services.remove_project_member(
             project=project, user=membership.user, removed_by=request.user
         )
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,6 +1,10 @@
 from django.urls import path
 
-from . import api, api_labs, api_manage, api_participants, token_api
+from annotation import api
+from crowds import api as api_participants
+from labs import api as api_labs
+from labs import token_api
+from projects import api_manage
 
 urlpatterns = [
     path("auth/token/", token_api.TokenApi.as_view(), name="api-token"),

@@ -6,11 +6,8 @@ class ProjectsConfig(AppConfig):
     verbose_name = "Projects"
 
     def ready(self):
-        from . import (
-            events,
-            receivers,
-            signals,  # noqa: F401  (connects the account receivers)
-        )
+        from annotation import receivers
+        from projects import events
 
         events.answers_settled.connect(
             receivers.keep_answer_file, weak=False, dispatch_uid="projects-answer-file"

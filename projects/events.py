@@ -8,6 +8,9 @@ which subscribe in their AppConfig.ready(): `projects` itself imports no other a
   are stored, inside the import's transaction; a receiver adds its own rows (bws: the
   tuples and their queue units) and returns a BuildReport, or raises BuildRefused and the
   whole import is rolled back.
+- ``units_built(project, config)``: every queue unit of the project is stored, still inside
+  the import's transaction; a receiver adds what it builds on the units (crowds: the gold
+  units of the training and the attention checks), or raises BuildRefused to roll it back.
 - ``answers_changed(project_id, schemes, count, source)``: answers were stored or changed
   (source "web", "api" or "import"); sent after the transaction commits.
 - ``answers_settled(project)``: a project's answers have been quiet for the session gap, or
@@ -27,6 +30,7 @@ from django.dispatch import Signal
 
 project_planned = Signal()
 project_built = Signal()
+units_built = Signal()
 answers_changed = Signal()
 answers_settled = Signal()
 session_ended = Signal()
@@ -65,6 +69,11 @@ def built_project(*, project, config, data, instances) -> BuildReport:
         merged.notes += list(report.notes)
         merged.summary += list(report.summary)
     return merged
+
+
+def built_units(*, project, config) -> None:
+    """Let the receivers build on the project's queue units (BuildRefused rolls it back)."""
+    units_built.send(sender=type(project), project=project, config=config)
 
 
 def announce_answers(*, project_id: int, schemes, count: int, source: str) -> None:

@@ -8,8 +8,8 @@ from django.core.validators import validate_email
 from django.db.models import Q
 from django.db.models.functions import Lower
 
-from .models import Lab, Membership
-from .uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
+from projects.models import Lab, Membership
+from projects.uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
 
 
 class MultipleFileInput(forms.ClearableFileInput):

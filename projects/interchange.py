@@ -30,7 +30,7 @@ from projects.schemes import scheme_type, table_types
 MAX_PROBLEMS = 20
 FIELDS = ("id", "items", "instance", "annotations", "annotator", "timestamp", "gold", "excluded")
 TABLE_FIELDS = ("id", "items", "instance", "annotator", "timestamp")
-# Marks an export adds where they apply (projects.gold): a gold unit's answer, an answer of
+# Marks an export adds where they apply (crowds.gold): a gold unit's answer, an answer of
 # an annotator a manager left out. Read back, they are kept and change nothing else.
 MARK_FIELDS = ("gold", "excluded")
 DIRECTORY_SUFFIXES = (".jsonl",)

@@ -25,10 +25,10 @@ from typing import Any
 
 from django.urls import reverse
 
-from .limits import Limits
-from .paths import PathRefused, confine
-from .pointclouds import read_points
-from .schemes import scheme_type
+from projects.limits import Limits
+from projects.paths import PathRefused, confine
+from projects.pointclouds import read_points
+from projects.schemes import scheme_type
 
 MB = 1024 * 1024
 MEDIA_FOLDER = "media"  # inside the project's folder

@@ -14,11 +14,11 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
-from . import selectors
-from .access import visible_project_or_404
-from .media import CONTENT_TYPES, POINT_CLOUDS, stored_file
-from .pointclouds import read_points
-from .services import project_folder
+from projects import selectors
+from projects.access import visible_project_or_404
+from projects.media import CONTENT_TYPES, POINT_CLOUDS, stored_file
+from projects.pointclouds import read_points
+from projects.services import project_folder
 
 CHUNK = 64 * 1024
 RANGE = re.compile(r"bytes=([0-9]*)-([0-9]*)")  # ASCII digits only

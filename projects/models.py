@@ -112,7 +112,7 @@ class Membership(models.Model):
     excluded = models.BooleanField(
         default=False,
         help_text="A manager left this annotator out: their answers count toward no score "
-        "and no agreement figure, and exports mark them (projects.gold).",
+        "and no agreement figure, and exports mark them (crowds.gold).",
     )
 
     class Meta:
@@ -215,7 +215,7 @@ class Unit(models.Model):
     is_gold = models.BooleanField(
         default=False,
         help_text="A gold unit (known answer): a training unit or an attention check, never "
-        "counted in scores, agreement or progress (projects.gold).",
+        "counted in scores, agreement or progress (crowds.gold).",
     )
     gold = models.JSONField(
         default=dict,
@@ -251,92 +251,6 @@ class Unit(models.Model):
         return f"{noun} {number}"
 
 
-class Assignment(models.Model):
-    """A unit handed to an annotator: reserved under a lease, then completed."""
-
-    class Status(models.TextChoices):
-        RESERVED = "reserved", "Reserved"
-        COMPLETED = "completed", "Completed"
-
-    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="assignments")
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
-    )
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
-    status = models.CharField(max_length=10, choices=Status.choices)
-    leased_until = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    completed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["created_at"]
-        constraints = [
-            models.UniqueConstraint(fields=["unit", "annotator"], name="one_assignment_per_unit"),
-        ]
-        indexes = [
-            models.Index(fields=["project", "annotator", "status"], name="assignment_by_annotator"),
-            models.Index(fields=["project", "status", "leased_until"], name="assignment_leases"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.unit} to {self.annotator} ({self.status})"
-
-
-class Annotation(models.Model):
-    """One annotator's answer to one scheme on one unit. BWS answers also keep the chosen
-    items as Item.index values, so scoring reads integer arrays in one query."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
-    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="annotations")
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
-    )
-    scheme = models.CharField(max_length=200)
-    value = models.JSONField()
-    best_index = models.PositiveIntegerField(null=True, blank=True)
-    worst_index = models.PositiveIntegerField(null=True, blank=True)
-    time_taken_ms = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True, help_text="When it was last stored.")
-    answered_at = models.DateTimeField(
-        null=True,
-        blank=True,
-        help_text="When the annotator gave it, where that is earlier than when it was "
-        "stored (an imported answer keeps its file's timestamp).",
-    )
-
-    class Meta:
-        ordering = ["created_at", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["unit", "annotator", "scheme"], name="one_answer_per_unit_scheme"
-            ),
-        ]
-        indexes = [models.Index(fields=["project", "scheme", "created_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.annotator} on {self.unit} ({self.scheme})"
-
-
-class Submission(models.Model):
-    """A client's submission id, so a retried request stores its answers once."""
-
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
-    )
-    client_id = models.UUIDField()
-    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="submissions")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["annotator", "client_id"], name="unique_client_id"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.client_id} by {self.annotator}"
-
-
 class AnnotatorProfile(models.Model):
     """Per-account facts that Django's user lacks: whether the account is a model judge."""
 
@@ -350,88 +264,6 @@ class AnnotatorProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({'model' if self.is_model else 'person'})"
-
-
-class PasswordResetRequest(models.Model):
-    """A request for a password-reset e-mail, kept while the reset throttle's window lasts
-    (projects/login_protection.py); the e-mail address is stored only as a keyed hash."""
-
-    address = models.GenericIPAddressField(null=True)
-    email_digest = models.CharField(max_length=64)
-    requested_at = models.DateTimeField(db_index=True)
-
-    class Meta:
-        indexes = [
-            models.Index(fields=["address", "requested_at"]),
-            models.Index(fields=["email_digest", "requested_at"]),
-        ]
-
-    def __str__(self) -> str:
-        return f"reset request from {self.address} at {self.requested_at}"
-
-
-class Participant(models.Model):
-    """A crowd participant who came in through a project's participant link: an annotator
-    account of that project only, named by the panel's id (projects/participants.py)."""
-
-    class Training(models.TextChoices):
-        NONE = "none", "No training"
-        PENDING = "pending", "In training"
-        PASSED = "passed", "Passed training"
-        FAILED = "failed", "Failed training"
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="participants")
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant"
-    )
-    external_id = models.CharField(max_length=64, help_text="The panel's id (e.g. PROLIFIC_PID).")
-    params = models.JSONField(
-        default=dict, blank=True, help_text="The link's other query parameters, as last sent."
-    )
-    consent_at = models.DateTimeField(null=True, blank=True)
-    instructions_seen_at = models.DateTimeField(null=True, blank=True)
-
-    class Outcome(models.TextChoices):
-        NONE = "", "Not ended"
-        COMPLETED = "completed", "Completed"
-        PARTIAL = "partial", "No more work (partial)"
-        SCREENED_OUT = "screened_out", "Screened out"
-
-    training = models.CharField(max_length=10, choices=Training.choices, default=Training.NONE)
-    completed_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(
-        max_length=20,
-        choices=Outcome.choices,
-        default=Outcome.NONE,
-        blank=True,
-        help_text="How the participant's part ended: the quota answered (the completion "
-        "code), no work left before the quota (the partial code), or screened out.",
-    )
-    outcome_at = models.DateTimeField(null=True, blank=True)
-    outcome_reason = models.CharField(max_length=200, blank=True)
-    entry_digest = models.CharField(
-        max_length=64,
-        blank=True,
-        help_text="A keyed hash of the client address the participant was made from, so that "
-        "new participants are counted per address (projects/entry_rate.py) without keeping "
-        "the address.",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_seen_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["created_at", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["project", "external_id"], name="unique_participant_id"
-            ),
-        ]
-        indexes = [
-            models.Index(fields=["entry_digest", "created_at"], name="participant_entries"),
-        ]
-
-    def __str__(self) -> str:
-        return f"participant {self.external_id} of {self.project}"
 
 
 class Removal(models.Model):

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
-from .storable import json_problem
+from projects.storable import json_problem
 
 # Escapes go first, then strings are plain "..." runs: both patterns scan each character a
 # fixed number of times (a single string pattern with escapes rescans from every quote of

@@ -8,22 +8,12 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 
-from .attention_checks import check_plan
-from .media import unit_media
-from .models import (
-    Annotation,
-    Assignment,
-    Instance,
-    Item,
-    Lab,
-    LabMembership,
-    Membership,
-    Project,
-    Removal,
-    Unit,
-)
-from .queue import person_cap
-from .schemes import scheme_type
+from annotation.models import Annotation, Assignment
+from annotation.queue import person_cap
+from crowds.attention_checks import check_plan
+from projects.media import unit_media
+from projects.models import Instance, Item, Lab, LabMembership, Membership, Project, Removal, Unit
+from projects.schemes import scheme_type
 
 User = get_user_model()
 
@@ -359,7 +349,7 @@ def my_progress(
         units = Unit.objects.filter(project=project, is_gold=False).count()
     total = min(units, cap) if cap else units
     # Attention checks come on top of the quota and are counted like any unit, so the
-    # progress a check adds is the progress any unit adds (projects.attention_checks).
+    # progress a check adds is the progress any unit adds (crowds.attention_checks).
     plan = check_plan(project, user)
     if plan is not None:
         total = plan.units_for(total)
@@ -403,4 +393,23 @@ def model_judges(project: Project) -> set[str]:
         Annotation.objects.filter(project=project, annotator__annotator_profile__is_model=True)
         .values_list("annotator__username", flat=True)
         .distinct()
+    )
+
+
+def excluded_names(project: Project | int) -> list[str]:
+    """The usernames of the annotators left out, sorted."""
+    project_id = project.pk if isinstance(project, Project) else project
+    return sorted(
+        Membership.objects.filter(project_id=project_id, excluded=True).values_list(
+            "user__username", flat=True
+        )
+    )
+
+
+def excluded_user_ids(project: Project | int) -> set[int]:
+    project_id = project.pk if isinstance(project, Project) else project
+    return set(
+        Membership.objects.filter(project_id=project_id, excluded=True).values_list(
+            "user_id", flat=True
+        )
     )

@@ -1,6 +1,5 @@
 """Writes: labs and their people, projects built from a YAML config and data files, members."""
 
-import logging
 import re
 import shutil
 import uuid
@@ -14,11 +13,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from . import events, gold, media, queue
-from .configuration import ConfigError, ProjectConfig, load_config, parse_config, parse_yaml
-from .datafiles import LoadedData, load_items
-from .limits import Limits
-from .models import (
+from projects import events, media
+from projects.configuration import ConfigError, ProjectConfig, load_config, parse_config, parse_yaml
+from projects.datafiles import LoadedData, load_items
+from projects.limits import Limits
+from projects.models import (
     AnnotatorProfile,
     Instance,
     Item,
@@ -26,11 +25,10 @@ from .models import (
     LabMembership,
     Membership,
     Project,
-    Removal,
     Unit,
 )
-from .paths import PathRefused, confine
-from .uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
+from projects.paths import PathRefused, confine
+from projects.uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
 
 User = get_user_model()
 
@@ -240,7 +238,8 @@ def _build_project(
     design = events.built_project(project=project, config=config, data=data, instances=instances)
     if not config.bws_schemes:
         _build_instance_units(project=project, config=config, instances=instances)
-    gold.store_gold(project=project, config=config)  # GoldRefused rolls the import back
+    # crowds stores the gold units here; its GoldRefused rolls the import back.
+    events.built_units(project=project, config=config)
     if owner is not None:
         Membership.objects.get_or_create(
             user=owner, project=project, defaults={"role": Membership.Role.MANAGER}
@@ -416,101 +415,12 @@ def create_project_from_upload(*, config_file, data_files, lab: Lab, owner) -> I
         raise
 
 
-@dataclass(frozen=True)
-class MemberChange:
-    username: str
-    created_user: bool
-    role: str
-    previous_role: str | None = None  # the role before, for someone already a member
 
 
-@transaction.atomic
-def add_project_members(
-    *,
-    project: Project,
-    usernames: list[str],
-    role: str,
-    create: bool = False,
-    password: str | None = None,
-) -> list[MemberChange]:
-    """Give each user the role in the project; with create, make missing accounts first."""
-    if role not in Membership.Role.values:
-        raise ValueError(f"role {role!r}: choose one of {', '.join(Membership.Role.values)}")
-    users = {u.username: u for u in User.objects.filter(username__in=usernames)}
-    missing = [name for name in usernames if name not in users]
-    if missing and not create:
-        raise ValueError(
-            f"unknown user(s): {', '.join(missing)} (use --create to make the accounts)"
-        )
-    before = dict(
-        Membership.objects.filter(project=project, user__username__in=usernames).values_list(
-            "user__username", "role"
-        )
-    )
-    changes = []
-    for name in usernames:
-        created = name not in users
-        if created:
-            user = User(username=name)
-            if password:
-                user.set_password(password)
-            else:
-                user.set_unusable_password()
-            user.save()
-            users[name] = user
-        Membership.objects.update_or_create(
-            user=users[name], project=project, defaults={"role": role}
-        )
-        Removal.objects.filter(project=project, user=users[name]).delete()  # added again
-        changes.append(
-            MemberChange(
-                username=name, created_user=created, role=role, previous_role=before.get(name)
-            )
-        )
-    return changes
 
 
-def member_results(entries, changes: dict[str, MemberChange]) -> list[dict]:
-    """One row per pasted entry of a bulk add (web form or API): what it named and what
-    became of it, given the changes add_project_members made by username."""
-    rows = []
-    for entry in entries:
-        change = changes.get(entry.user.username) if entry.user is not None else None
-        if change is None:
-            label = {"unknown": "unknown account", "invalid": "invalid entry"}
-            outcome = label.get(entry.outcome, "skipped")
-            text = f"not added: {entry.detail}"
-        elif entry.outcome == "created":
-            outcome, text = "account created", f"added as {change.role}; invite link below"
-        elif change.previous_role is None:
-            outcome, text = "added", f"added as {change.role}"
-        elif change.previous_role == change.role:
-            outcome, text = "already a member", f"role unchanged ({change.role})"
-        else:
-            outcome = "already a member"
-            text = f"role changed from {change.previous_role} to {change.role}"
-        account = entry.user.username if entry.user is not None else ""
-        rows.append({"entry": entry.text, "account": account, "outcome": outcome, "text": text})
-    return rows
 
 
-@transaction.atomic
-def remove_project_member(*, project: Project, user, removed_by=None) -> int:
-    """Take the person out of the project at once: their membership goes, the units they
-    hold go back to the queue, and a Removal is kept (until they are added again), so that
-    on a project open to every user too the queue gives them nothing and their answers are
-    refused (projects.queue, projects.answers). Returns how many leases were ended."""
-    Membership.objects.filter(project=project, user=user).delete()
-    Removal.objects.get_or_create(project=project, user=user, defaults={"removed_by": removed_by})
-    ended = queue.release_person(project, user)
-    logging.getLogger("annolab.audit").info(
-        "%s removed %s from project %s (%d lease(s) ended)",
-        removed_by.username if removed_by is not None else "the operator",
-        user.username,
-        project.slug,
-        ended,
-    )
-    return ended
 
 
 def mark_model_judge(*, user, model_name: str = "", is_model: bool = True) -> AnnotatorProfile:
@@ -519,3 +429,17 @@ def mark_model_judge(*, user, model_name: str = "", is_model: bool = True) -> An
         user=user, defaults={"is_model": is_model, "model_name": model_name}
     )
     return profile
+
+
+def set_excluded(*, project: Project, user, excluded: bool) -> bool:
+    """Leave an annotator out of (or take them back into) scores and agreement; the scores
+    and the agreement report are computed again as after new answers. Returns whether
+    anything changed."""
+    changed = Membership.objects.filter(project=project, user=user).exclude(excluded=excluded)
+    if not changed.update(excluded=excluded):
+        return False
+    schemes = [scheme.name for scheme in project.settings.schemes]
+    # Announced as changed answers, so scoring runs again; the agreement report names the
+    # annotators it left out, and is out of date when they differ (agreement.selectors).
+    events.announce_answers(project_id=project.pk, schemes=schemes, count=0, source="web")
+    return True

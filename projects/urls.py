@@ -1,14 +1,10 @@
 from django.urls import path
 
-from . import (
-    gold_views,
-    instructions_views,
-    invite_views,
-    labs_views,
-    media_views,
-    participant_views,
-    views,
-)
+from crowds import gold_views, instructions_views
+from crowds import views as participant_views
+from labs import invite_views
+from labs import views as labs_views
+from projects import media_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -43,7 +39,7 @@ urlpatterns = [
     ),
     path("labs/", labs_views.lab_list, name="lab-list"),
     path("labs/<slug:slug>/", labs_views.lab_detail, name="lab-detail"),
-    # Participant links (projects/participants.py): public entry, then the participant's flow.
+    # Participant links (crowds/participants.py): public entry, then the participant's flow.
     path("p/<slug:slug>/start", participant_views.participant_start, name="participant-start"),
     path("p/<slug:slug>/", participant_views.participant_flow, name="participant-flow"),
     path(

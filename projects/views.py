@@ -12,23 +12,27 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from . import gold, selectors, services, unit_page
-from .access import managed_project_or_404, visible_project_or_404
-from .annotation_files import EXPORT_TYPES, export_file
-from .answer_forms import submit_posted
-from .answers import FinalAnswerRefused, SubmitRefused, answer_is_final
-from .content_policy import allow_waveform_style
-from .downloads import attachment
-from .forms import AddMembersForm, ProjectUploadForm
-from .instructions import show_first as show_instructions_first
-from .invite_views import InviteForm, pop_invite_links, remember_invites
-from .invites import create_missing_accounts, invitable_member_ids
-from .models import Assignment, Instance, Item, Membership, Unit
-from .participants import next_step as participant_next_step
-from .queue import next_unit
-from .schemes import scheme_type
-from .schemes.base import label_names
-from .validation import AnswerError
+from annotation import unit_page
+from annotation.annotation_files import EXPORT_TYPES, export_file
+from annotation.answer_forms import submit_posted
+from annotation.answers import FinalAnswerRefused, SubmitRefused, answer_is_final
+from annotation.models import Assignment
+from annotation.queue import next_unit
+from crowds import gold
+from crowds.instructions import show_first as show_instructions_first
+from crowds.participants import next_step as participant_next_step
+from labs import services as lab_services
+from labs.invite_views import InviteForm, pop_invite_links, remember_invites
+from labs.invites import create_missing_accounts, invitable_member_ids
+from projects import selectors, services
+from projects.access import managed_project_or_404, visible_project_or_404
+from projects.content_policy import allow_waveform_style
+from projects.downloads import attachment
+from projects.forms import AddMembersForm, ProjectUploadForm
+from projects.models import Instance, Item, Membership, Unit
+from projects.schemes import scheme_type
+from projects.schemes.base import label_names
+from projects.validation import AnswerError
 
 
 @login_required
@@ -145,7 +149,7 @@ def project_members(request, slug):
         user = _user_to_remove(request)
         if user is None:
             return _refused(project_detail(request, slug))
-        services.remove_project_member(project=project, user=user, removed_by=request.user)
+        lab_services.remove_project_member(project=project, user=user, removed_by=request.user)
         messages.success(request, f"{user.username} no longer belongs to this project.")
         return redirect("project-detail", slug=slug)
     form = AddMembersForm(request.POST)
@@ -155,10 +159,10 @@ def project_members(request, slug):
             invites = create_missing_accounts(entries, project=project, role=role)
             remember_invites(request, project, invites)
         known = [e.user.username for e in entries if e.user is not None]
-        changes = services.add_project_members(project=project, usernames=known, role=role)
+        changes = lab_services.add_project_members(project=project, usernames=known, role=role)
         request.session[_MEMBER_RESULTS] = {
             "project": project.pk,
-            "rows": services.member_results(entries, {c.username: c for c in changes}),
+            "rows": lab_services.member_results(entries, {c.username: c for c in changes}),
         }
         # accounts made just now joined the project with their invite link (invites.py)
         new = {e.user.username for e in entries if e.outcome == "created"}
@@ -253,7 +257,7 @@ def example_config(request):
 def _annotator_project_or_404(request, slug):
     """The project if the user may annotate in it: whoever may see it has a role in it
     (projects.access and project_role follow the same rule). A participant's project
-    and membership came with the participant (projects.participants.ParticipantScope)."""
+    and membership came with the participant (crowds.participants.ParticipantScope)."""
     participant = getattr(request, "participant", None)
     if participant is not None and participant.project.slug == slug and participant.is_member:
         return participant.project

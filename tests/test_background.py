@@ -17,9 +17,10 @@ import requests
 from django.conf import settings
 from django.db import connection
 
+from annotation.models import Annotation
 from bws.models import ScoreRun
-from projects.models import Annotation
-from projects.services import add_project_members, import_project
+from labs.services import add_project_members
+from projects.services import import_project
 
 ROOT = Path(settings.BASE_DIR)
 BIN = Path(sys.executable).parent

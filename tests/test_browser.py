@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from projects.models import Annotation, Membership, Unit
+from annotation.models import Annotation
+from projects.models import Membership, Unit
 from projects.services import add_lab_member, import_project
 from projects.tests.factories import LabFactory, UserFactory
 

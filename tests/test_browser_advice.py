@@ -46,9 +46,9 @@ def test_the_advice_card_states_when_to_stop_and_how(browser_page, live_server, 
 def annotated_adaptive_project(tmp_path, monkeypatch, slug, extra, *, answers):
     """An adaptive project (its ADAPTIVE block plus ``extra`` lines) answered by 3
     annotators up to ``answers`` units or the end of its design, batches designed at once."""
+    from annotation.queue import next_unit
     from bws import adaptive
     from bws.tests.test_adaptive_platform import ADAPTIVE, answer, write_study
-    from projects.queue import next_unit
 
     monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
     config, truth = write_study(tmp_path / "study", adaptive_block=ADAPTIVE + extra)

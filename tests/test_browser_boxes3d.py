@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 from django.conf import settings
 
-from projects.models import Annotation, Membership
+from annotation.models import Annotation
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 

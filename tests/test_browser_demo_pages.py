@@ -279,7 +279,8 @@ def test_best_worst_on_a_phone_by_touch_and_by_keys(browser_page, live_server, t
 
     from django.conf import settings
 
-    from projects.models import Annotation, Membership
+    from annotation.models import Annotation
+    from projects.models import Membership
     from projects.services import import_project
     from projects.tests.factories import UserFactory
 

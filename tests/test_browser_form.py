@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from projects.models import Annotation, Membership
+from annotation.models import Annotation
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 from projects.tests.test_annotate_pages import ALL_SCHEMES

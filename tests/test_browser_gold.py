@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from projects import gold
-from projects.answers import submit_answers
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
+from crowds import gold
 from projects.models import Membership
-from projects.queue import next_unit
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 from tests.test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401 - the fixture

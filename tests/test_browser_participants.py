@@ -7,7 +7,9 @@ and 1280 px in test-artifacts/)."""
 
 import pytest
 
-from projects.models import Annotation, Membership, Participant
+from annotation.models import Annotation
+from crowds.models import Participant
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 from tests.test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401 - the fixture

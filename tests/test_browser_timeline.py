@@ -10,7 +10,8 @@ import wave
 import numpy as np
 import pytest
 
-from projects.models import Annotation, Membership
+from annotation.models import Annotation
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 

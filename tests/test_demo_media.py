@@ -167,8 +167,9 @@ def test_audio_sounds_in_the_truth_segments_and_is_quiet_elsewhere(written, numb
 def test_load_demo_stores_the_media_and_serves_them_to_a_member(client):
     from django.utils import timezone
 
+    from annotation.models import Annotation
     from demo.management.commands.load_demo import AGREEMENT_DEMO, Command, demo_lab_and_users
-    from projects.models import Annotation, Project, Unit
+    from projects.models import Project, Unit
     from projects.services import project_folder
 
     lab, users = demo_lab_and_users()

@@ -10,9 +10,10 @@ import uuid
 import pytest
 import requests
 
+from annotation.models import Annotation, Submission
 from bws.models import ScoreRun
-from projects.models import Annotation, Submission
-from projects.services import add_project_members, import_project
+from labs.services import add_project_members
+from projects.services import import_project
 from tests.test_background import ROOT, Stack, wait_for
 
 pytestmark = [

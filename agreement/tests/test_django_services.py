@@ -14,7 +14,8 @@ from agreement.core.report import AgreementInputError
 from agreement.models import AgreementReport
 from agreement.selectors import categorical_figures, is_current, latest_report
 from agreement.tasks import compute_agreement_task
-from projects.models import Annotation, Project, Unit
+from annotation.models import Annotation
+from projects.models import Project, Unit
 from projects.services import import_project, mark_model_judge
 from projects.tests.factories import UserFactory
 

@@ -19,9 +19,10 @@ from agreement.core.structured import (
     structured_agreement,
 )
 from agreement.services import compute_report
-from projects.annotation_files import import_records, write_export
+from annotation.annotation_files import import_records, write_export
+from annotation.models import Assignment
 from projects.interchange import read_jsonl_text
-from projects.models import Assignment, Unit
+from projects.models import Unit
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 

@@ -11,14 +11,14 @@ from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.urls import reverse
 
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
 from bws import adaptive, tasks
 from bws.core import adaptive as core
 from bws.core.design import design_summary
 from bws.models import BwsTuple, ScoreRun, TupleBatch
-from projects.answers import submit_answers
 from projects.configuration import ConfigError, load_config
 from projects.models import Membership, Unit
-from projects.queue import next_unit
 from projects.services import import_project, project_folder
 from projects.tests.factories import UserFactory
 

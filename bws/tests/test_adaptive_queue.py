@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from django.core.cache import cache
 
+from annotation.queue import next_unit
 from bws import adaptive
 from bws.core import adaptive as core
 from bws.models import BwsTuple, TupleBatch
 from bws.tests.test_adaptive_platform import answer, write_study
-from projects.queue import next_unit
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 

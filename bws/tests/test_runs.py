@@ -15,11 +15,11 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from annotation.annotation_files import write_export
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
 from bws import scheduling, services, tasks
 from bws.models import ItemScore, ScoreRun, ScoringState
-from projects.annotation_files import write_export
-from projects.answers import submit_answers
-from projects.queue import next_unit
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 

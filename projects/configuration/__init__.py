@@ -9,10 +9,10 @@ models (the one declarative schema), ``build`` (paths and the shared tuple desig
 ``normal`` (what a project stores and readers get), ``vocabulary`` (enums and defaults).
 """
 
-from .build import load_config, parse_config
-from .issues import ConfigError, ConfigIssue
-from .normal import BwsDesign, ProjectConfig, Scheme
-from .vocabulary import (
+from projects.configuration.build import load_config, parse_config
+from projects.configuration.issues import ConfigError, ConfigIssue
+from projects.configuration.normal import BwsDesign, ProjectConfig, Scheme
+from projects.configuration.vocabulary import (
     DEFAULT_BOOTSTRAP_ITERATIONS,
     DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
@@ -24,7 +24,7 @@ from .vocabulary import (
     ScoringMethod,
     TupleMethod,
 )
-from .yaml_text import parse_yaml
+from projects.configuration.yaml_text import parse_yaml
 
 OUTPUT_FORMATS = tuple(fmt.value for fmt in AnswerFormat)
 

@@ -22,7 +22,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from .fields import Block, between, choice, detail, limited, reraise
+from projects.configuration.fields import Block, between, choice, detail, limited, reraise
 
 
 class AdaptiveStrategy(StrEnum):

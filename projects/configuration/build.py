@@ -8,20 +8,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from projects.limits import Limits
-from projects.paths import PathRefused, confine
-from projects.schemes import stored_type
-
-from .adaptive import AdaptiveSettings
-from .design import Scoring, TupleGeneration
-from .dialects import IGNORED_DESIGN, Translated, translate
-from .fields import Block, between, key_path, reason_of, suggestion_of
-from .gold import GoldSettings
-from .instructions import read_instructions
-from .issues import ConfigError, Issues, type_name
-from .normal import BwsDesign, ParticipantSettings, ProjectConfig, Scheme
-from .schema import ConfigFile
-from .vocabulary import (
+from projects.configuration.adaptive import AdaptiveSettings
+from projects.configuration.design import Scoring, TupleGeneration
+from projects.configuration.dialects import IGNORED_DESIGN, Translated, translate
+from projects.configuration.fields import Block, between, key_path, reason_of, suggestion_of
+from projects.configuration.gold import GoldSettings
+from projects.configuration.instructions import read_instructions
+from projects.configuration.issues import ConfigError, Issues, type_name
+from projects.configuration.normal import BwsDesign, ParticipantSettings, ProjectConfig, Scheme
+from projects.configuration.schema import ConfigFile
+from projects.configuration.vocabulary import (
     BWS_TYPE,
     DATA_SUFFIXES,
     DEFAULT_APPEARANCES,
@@ -32,7 +28,10 @@ from .vocabulary import (
     MIN_TUPLE_SIZE,
     Dialect,
 )
-from .yaml_text import parse_yaml, read_text
+from projects.configuration.yaml_text import parse_yaml, read_text
+from projects.limits import Limits
+from projects.paths import PathRefused, confine
+from projects.schemes import stored_type
 
 SHARED = "the BWS schemes of a project share one tuple set"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adaptive import AdaptiveBlock
-from .fields import Block, Flag, Name, WrittenPath, at_least, choice, limited
-from .vocabulary import (
+from projects.configuration.adaptive import AdaptiveBlock
+from projects.configuration.fields import Block, Flag, Name, WrittenPath, at_least, choice, limited
+from projects.configuration.vocabulary import (
     DEFAULT_APPEARANCES,
     DEFAULT_BOOTSTRAP_ITERATIONS,
     DEFAULT_INTERVAL_METHOD,

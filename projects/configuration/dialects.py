@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .issues import Issues, join, type_name
-from .vocabulary import (
+from projects.configuration.issues import Issues, join, type_name
+from projects.configuration.vocabulary import (
     DEFAULT_APPEARANCES,
     DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,

@@ -24,10 +24,9 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from projects.configuration.issues import join, nearest, type_name
 from projects.limits import MAX_DB_INTEGER, Limits
 from projects.paths import PathRefused, confine
-
-from .issues import join, nearest, type_name
 
 CONFIG_ERROR = "config"
 

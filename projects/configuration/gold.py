@@ -10,7 +10,7 @@ of its first units with feedback and a pass threshold.
         units: 5              # the first 5 gold units are training, with feedback
         pass_threshold: 0.8   # share answered right to pass
 
-The file itself is read when the project is built (projects.gold).
+The file itself is read when the project is built (crowds.gold).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from .fields import Block, Count, Name, at_least, problem
-from .issues import type_name
+from projects.configuration.fields import Block, Count, Name, at_least, problem
+from projects.configuration.issues import type_name
 
 MAX_ATTENTION_RATE = 0.5
 DEFAULT_ATTENTION_RATE = 0.1

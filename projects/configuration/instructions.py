@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from projects.configuration.issues import Issues
 from projects.paths import PathRefused, confine
-
-from .issues import Issues
 
 # Instructions are a page of text; a larger file is more likely a wrong path.
 MAX_INSTRUCTIONS_BYTES = 64 * 1024

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from .fields import detail, problem, reraise
-from .issues import nearest, type_name
+from projects.configuration.fields import detail, problem, reraise
+from projects.configuration.issues import nearest, type_name
 
 LABEL_KEYS = ("name", "key_value")
 

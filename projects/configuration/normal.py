@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .adaptive import AdaptiveSettings
-from .gold import GoldSettings
-from .vocabulary import (
+from projects.configuration.adaptive import AdaptiveSettings
+from projects.configuration.gold import GoldSettings
+from projects.configuration.vocabulary import (
     BWS_TYPE,
     DEFAULT_ANSWER_FORMAT,
     DEFAULT_APPEARANCES,
@@ -93,7 +93,7 @@ class ParticipantSettings(_Normal):
     max_participants: int = DEFAULT_MAX_PARTICIPANTS
     # How long a participant holds a unit (the project's lease when that is shorter).
     lease_minutes: int = DEFAULT_PARTICIPANT_LEASE_MINUTES
-    # No unit left for them before the quota (projects.participants: outcome partial).
+    # No unit left for them before the quota (crowds.participants: outcome partial).
     partial: OutcomeSettings = OutcomeSettings()
     # Failed the training or too many attention checks (outcome screened_out).
     screen_out: OutcomeSettings = OutcomeSettings()

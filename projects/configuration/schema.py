@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from .fields import (
+from projects.configuration.fields import (
     Block,
     Count,
     Flag,
@@ -32,10 +32,10 @@ from .fields import (
     problem,
     reraise,
 )
-from .gold import GoldBlock
-from .issues import nearest, type_name
-from .scheme_options import SchemeEntry, annotation_types, option_model
-from .vocabulary import (
+from projects.configuration.gold import GoldBlock
+from projects.configuration.issues import nearest, type_name
+from projects.configuration.scheme_options import SchemeEntry, annotation_types, option_model
+from projects.configuration.vocabulary import (
     DATA_SUFFIXES,
     DEFAULT_ANSWER_FORMAT,
     DEFAULT_ASSIGNMENT,
@@ -186,7 +186,7 @@ class Outcome(Block):
 
 
 class Participants(Block):
-    """A public entry link for crowd participants (projects/participants.py)."""
+    """A public entry link for crowd participants (crowds/participants.py)."""
 
     open_link: Flag = False
     id_param: Annotated[Text, AfterValidator(_param_name)] = DEFAULT_PARTICIPANT_ID_PARAM

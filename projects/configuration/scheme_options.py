@@ -6,13 +6,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .fields import (
-    Block,
-    Flag,
-    Name,
-    Text,
-)
-from .labels import Labels
+from projects.configuration.fields import Block, Flag, Name, Text
+from projects.configuration.labels import Labels
 
 LABELS_NOTE = "(the choices, a list of labels)"
 

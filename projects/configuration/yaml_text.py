@@ -9,10 +9,9 @@ from typing import Any
 
 import yaml
 
+from projects.configuration.issues import ConfigError, ConfigIssue, join
 from projects.limits import Limits
 from projects.storable import json_problem
-
-from .issues import ConfigError, ConfigIssue, join
 
 # Deeper than any config needs; what the parser itself accepts is bounded the same way.
 _YAML_MAX_DEPTH = 64

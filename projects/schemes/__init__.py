@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import _REGISTRY, SchemeType
+from projects.schemes.base import _REGISTRY, SchemeType
 
 __all__ = [
     "SchemeType",

@@ -15,8 +15,7 @@ from projects.configuration.vocabulary import (
     MIN_TUPLE_SIZE,
     WORST_KEYS,
 )
-
-from .base import SchemeType, short
+from projects.schemes.base import SchemeType, short
 
 # The keys choosing the worst item, by position; the best is 1..8 (so at most 8 items).
 

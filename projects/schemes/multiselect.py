@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from projects.configuration.scheme_options import ChoiceOptions
-
-from .base import SchemeType, label_names, short
+from projects.schemes.base import SchemeType, label_names, short
 
 
 class MultiselectOptions(ChoiceOptions):

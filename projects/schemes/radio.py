@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from projects.configuration.scheme_options import ChoiceOptions
-
-from .base import SchemeType, check_one_label, label_names
+from projects.schemes.base import SchemeType, check_one_label, label_names
 
 
 class RadioOptions(ChoiceOptions):

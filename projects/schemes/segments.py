@@ -8,8 +8,7 @@ from projects.configuration.fields import Text as TextField
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
 from projects.configuration.vocabulary import DEFAULT_MEDIA_KEY
-
-from .base import (
+from projects.schemes.base import (
     SchemeType,
     check_label_text,
     form_float,

@@ -6,8 +6,7 @@ from typing import Any
 
 from projects.configuration.fields import Flag
 from projects.configuration.scheme_options import SchemeEntry
-
-from .base import SchemeType
+from projects.schemes.base import SchemeType
 
 
 class TextOptions(SchemeEntry):

@@ -9,8 +9,7 @@ from pydantic import AfterValidator
 
 from projects.configuration.fields import Strings, detail, problem, reraise
 from projects.configuration.scheme_options import LABELS_NOTE
-
-from .segments import Segments
+from projects.schemes.segments import Segments
 
 
 def _tier_list(value: list[str]) -> list[str]:

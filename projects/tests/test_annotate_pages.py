@@ -9,11 +9,11 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from projects.instructions import mark_seen
-from projects.models import Annotation, Assignment, Unit
+from annotation.models import Annotation, Assignment
+from crowds.instructions import mark_seen
+from projects.models import Unit
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = Path(settings.BASE_DIR) / "examples"

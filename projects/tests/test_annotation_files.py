@@ -10,12 +10,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from projects.answers import submit_answers
-from projects.models import Annotation, Unit
-from projects.queue import next_unit
+from annotation.answers import submit_answers
+from annotation.models import Annotation
+from annotation.queue import next_unit
+from projects.models import Unit
 from projects.services import import_project
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 CONFIG = Path(settings.BASE_DIR) / "examples" / "mt_two_dims" / "config.yaml"

@@ -7,10 +7,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from projects.models import Annotation
+from annotation.models import Annotation
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -12,13 +12,14 @@ import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from annotation.answers import submit_answers
+from annotation.models import Annotation
+from annotation.queue import next_unit
+from annotation.tasks import write_answer_file_task
 from projects import events, interchange
 from projects import paths as project_paths
-from projects.answers import submit_answers
-from projects.models import Annotation, Project
-from projects.queue import next_unit
+from projects.models import Project
 from projects.services import create_project_from_upload, project_folder
-from projects.tasks import write_answer_file_task
 from projects.tests.factories import LabFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

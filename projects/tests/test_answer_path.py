@@ -1,4 +1,4 @@
-"""One write path for answers: the operator's import stores through projects.answers like
+"""One write path for answers: the operator's import stores through annotation.answers like
 the web and the API, is announced so scoring and agreement see the answers as new, and
 keeps each unit's cap and everyone's live leases, all or nothing."""
 
@@ -10,15 +10,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from agreement.services import compute_report
+from annotation.annotation_files import AnnotationImportError, import_records
+from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit
 from bws.models import ScoringState
 from projects import events
-from projects.annotation_files import AnnotationImportError, import_records
 from projects.interchange import UnitRecord
-from projects.models import Annotation, Assignment, Unit
-from projects.queue import next_unit
+from projects.models import Unit
 from projects.services import import_project
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 CONFIG = Path(settings.BASE_DIR) / "examples" / "mt_bws" / "config.yaml"

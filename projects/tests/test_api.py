@@ -7,10 +7,10 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
-from projects.models import Annotation, Membership
+from annotation.models import Annotation
+from projects.models import Membership
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(settings.BASE_DIR) / "examples" / "mt_bws" / "config.yaml"

@@ -17,10 +17,15 @@ from django.urls import reverse
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
-from projects.models import Annotation, Membership, Project, Unit
+from annotation.models import Annotation
+from projects.models import Membership, Project, Unit
 from projects.services import import_project
-
-from .factories import LabFactory, LabMembershipFactory, MembershipFactory, UserFactory
+from projects.tests.factories import (
+    LabFactory,
+    LabMembershipFactory,
+    MembershipFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(settings.BASE_DIR) / "examples" / "mt_bws"
@@ -313,7 +318,7 @@ def test_items_are_paginated_and_filtered(manager, project):
 
 
 def test_tuples_filter_by_item_and_by_answers(manager, annotator, project):
-    from projects.queue import next_unit
+    from annotation.queue import next_unit
 
     client = token_client("boss")
     page = client.get("/api/v1/projects/mt/tuples/").json()
@@ -349,7 +354,7 @@ def test_tuples_filter_by_item_and_by_answers(manager, annotator, project):
 @pytest.fixture
 def answered(project, annotator):
     """One answer whose text would start a spreadsheet formula."""
-    from projects.queue import next_unit
+    from annotation.queue import next_unit
 
     unit = next_unit(project=project, user=annotator)
     Annotation.objects.create(

@@ -9,10 +9,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from projects.models import Membership
-
-from .factories import UserFactory
-from .test_gold import _answer_all, bws_project, gold_records, member
-from .test_participants import answer, enter, make_project, start_url
+from projects.tests.factories import UserFactory
+from projects.tests.test_gold import _answer_all, bws_project, gold_records, member
+from projects.tests.test_participants import answer, enter, make_project, start_url
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from projects.models import Membership, Project
-
-from .factories import LabFactory, UserFactory
+from projects.tests.factories import LabFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 CONFIG = str(Path(settings.BASE_DIR) / "examples" / "mt_bws" / "config.yaml")

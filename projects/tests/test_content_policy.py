@@ -13,8 +13,7 @@ from django.conf import settings
 
 from projects.content_policy import WAVEFORM_LANE_HEIGHT, WAVEFORM_STYLE_HASH
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 STATIC = Path(settings.BASE_DIR) / "static"
 

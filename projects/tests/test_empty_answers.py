@@ -11,16 +11,16 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from projects.annotation_files import export_records, import_records, write_export
-from projects.answer_forms import answers_from_post
+from annotation.annotation_files import export_records, import_records, write_export
+from annotation.answer_forms import answers_from_post
+from annotation.models import Annotation, Assignment
 from projects.interchange import read_file, read_jsonl_text
-from projects.models import Annotation, Assignment, Unit
+from projects.models import Unit
 from projects.schemes import scheme_type
 from projects.services import import_project
+from projects.tests.factories import MembershipFactory, UserFactory
+from projects.tests.test_scheme_types import form
 from projects.validation import AnswerError, UnitContext, is_empty, validate_answers
-
-from .factories import MembershipFactory, UserFactory
-from .test_scheme_types import form
 
 STRUCTURED = ("spatial_annotation", "temporal_grounding", "tiered_annotation")
 OPTIONS = {

@@ -8,10 +8,15 @@ import re
 
 import pytest
 
-from projects.models import Annotation
-
-from .factories import MembershipFactory, UserFactory
-from .test_annotate_pages import ALL_SCHEMES, form_action, item_ids, two_dims, unit_page
+from annotation.models import Annotation
+from projects.tests.factories import MembershipFactory, UserFactory
+from projects.tests.test_annotate_pages import (
+    ALL_SCHEMES,
+    form_action,
+    item_ids,
+    two_dims,
+    unit_page,
+)
 
 pytestmark = pytest.mark.django_db
 __all__ = ["two_dims"]  # the fixture, used below by name

@@ -10,14 +10,15 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from projects import attention_checks, gold
-from projects.annotation_files import export_records
-from projects.answers import submit_answers
-from projects.models import Annotation, Assignment, Membership, Unit
-from projects.queue import next_unit
+from annotation.annotation_files import export_records
+from annotation.answers import submit_answers
+from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit
+from crowds import attention_checks, gold
+from projects import services
+from projects.models import Membership, Unit
 from projects.services import ProjectImportError, import_project
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 N_ITEMS = 24
 
@@ -314,7 +315,7 @@ def test_excluding_an_annotator_changes_scores_and_agreement_and_including_resto
 
     before_scores, before_alpha = scores(), alpha()
     assert before_scores["i23"] > before_scores["i00"]
-    assert gold.set_excluded(project=project, user=users[2], excluded=True)
+    assert services.set_excluded(project=project, user=users[2], excluded=True)
     report = agreement_selectors.latest_report(project)
     assert not agreement_selectors.is_current(report)
     left_out_scores, left_out_alpha = scores(), alpha()
@@ -325,7 +326,7 @@ def test_excluding_an_annotator_changes_scores_and_agreement_and_including_resto
     marked = [r for r in export_records(project) if r.annotator == users[2].username]
     assert marked and all(r.excluded for r in marked)
     assert not any(r.excluded for r in export_records(project) if r.annotator != users[2].username)
-    assert gold.set_excluded(project=project, user=users[2], excluded=False)
+    assert services.set_excluded(project=project, user=users[2], excluded=False)
     assert scores() == before_scores
     assert alpha() == before_alpha
 
@@ -442,14 +443,14 @@ def test_the_gold_block_is_checked_with_the_config():
 def test_the_answer_file_gives_the_platform_s_agreement_report(tmp_path, capsys):
     from agreement.cli import main
     from agreement.services import compute_report
-    from projects.annotation_files import write_answer_file
+    from annotation.annotation_files import write_answer_file
 
     project = bws_project(tmp_path, gold_lines=gold_records(20), appearances=4, slug="files")
     project.config = {**project.config, "gold": {"file": "gold.jsonl", "attention_rate": 0.5}}
     project.save()
     users = [member(project, UserFactory()) for _ in range(3)]
     _answer_all(project, users, flip=(users[2],))
-    gold.set_excluded(project=project, user=users[1], excluded=True)
+    services.set_excluded(project=project, user=users[1], excluded=True)
     platform = json.loads(json.dumps(compute_report(project=project).report))
     assert platform.pop("excluded_annotators") == [users[1].username]
     path = write_answer_file(project)
@@ -464,8 +465,8 @@ def test_the_answer_file_gives_the_platform_s_agreement_report(tmp_path, capsys)
 def test_the_answer_file_scores_as_the_platform_does(tmp_path):
     import shutil
 
+    from annotation.annotation_files import write_answer_file
     from bws import filemode, selectors
-    from projects.annotation_files import write_answer_file
     from projects.services import project_folder
 
     project = bws_project(tmp_path, gold_lines=gold_records(20), appearances=4, slug="scored")
@@ -473,7 +474,7 @@ def test_the_answer_file_scores_as_the_platform_does(tmp_path):
     project.save()
     users = [member(project, UserFactory()) for _ in range(3)]
     _answer_all(project, users, flip=(users[2],))
-    gold.set_excluded(project=project, user=users[2], excluded=True)
+    services.set_excluded(project=project, user=users[2], excluded=True)
     write_answer_file(project)
     shutil.copytree(project_folder(project), tmp_path, dirs_exist_ok=True)
     from_file = filemode.load_study(tmp_path / "c.yaml").judgments("q")

@@ -10,8 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from projects import access, hot_sql, selectors
 from projects.models import Lab, Project
-
-from .factories import (
+from projects.tests.factories import (
     LabMembershipFactory,
     MembershipFactory,
     ProjectFactory,
@@ -77,7 +76,7 @@ def test_a_loaded_row_converts_json_dates_and_booleans_as_the_orm_does():
 def test_a_token_is_read_with_its_user_and_refused_once_revoked_or_inactive():
     from django.test import Client
 
-    from projects.tokens import issue_token
+    from labs.tokens import issue_token
 
     user = UserFactory()
     token, key = issue_token(user=user)
@@ -104,10 +103,11 @@ def test_an_answer_comes_back_as_the_output_serializer_gives_it(tmp_path):
     from django.test import Client
     from rest_framework.renderers import JSONRenderer
 
-    from projects.api import AnnotationOutputSerializer
-    from projects.models import Annotation, Membership
+    from annotation.api import AnnotationOutputSerializer
+    from annotation.models import Annotation
+    from labs.tokens import issue_token
+    from projects.models import Membership
     from projects.services import import_project
-    from projects.tokens import issue_token
 
     (tmp_path / "d.jsonl").write_text(
         "".join(f'{{"id": "i{n}", "text": "Text {n}"}}\n' for n in range(8))
@@ -155,7 +155,7 @@ def test_an_answer_comes_back_as_the_output_serializer_gives_it(tmp_path):
 
 
 def test_an_answer_to_a_unit_id_beyond_any_key_is_no_such_unit(tmp_path):
-    from projects.answers import submit_answers
+    from annotation.answers import submit_answers
     from projects.validation import AnswerError
 
     project = ProjectFactory()

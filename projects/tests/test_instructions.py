@@ -8,12 +8,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from crowds.instructions import render_instructions
 from projects.configuration import ConfigError, load_config
 from projects.configuration.instructions import MAX_INSTRUCTIONS_BYTES
-from projects.instructions import render_instructions
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 HEAD = """task_name: With instructions
 data_files: [d.jsonl]

@@ -14,11 +14,15 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
-from projects.invites import invite_token_generator
+from labs.invites import invite_token_generator
 from projects.models import Membership
 from projects.services import import_project
-
-from .factories import LabMembershipFactory, MembershipFactory, ProjectFactory, UserFactory
+from projects.tests.factories import (
+    LabMembershipFactory,
+    MembershipFactory,
+    ProjectFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
@@ -157,7 +161,7 @@ def test_the_invite_is_e_mailed_when_an_address_is_given(client, manager):
 def test_a_mail_server_that_is_down_loses_no_link(client, manager):
     from smtplib import SMTPConnectError
 
-    with mock.patch("projects.invites.send_mail", side_effect=SMTPConnectError(421, "down")):
+    with mock.patch("labs.invites.send_mail", side_effect=SMTPConnectError(421, "down")):
         response = invite(client, "zoe", email="zoe@example.org")
     assert response.status_code == 302
     html = client.get(reverse("project-detail", args=["p1"])).content.decode()

@@ -7,8 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from projects.models import Lab, LabMembership
-
-from .factories import LabFactory, UserFactory
+from projects.tests.factories import LabFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

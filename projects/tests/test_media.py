@@ -14,8 +14,7 @@ from django.urls import reverse
 from projects.media import MEDIA_FOLDER
 from projects.models import Project
 from projects.services import ProjectImportError, import_project, project_folder
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -436,7 +435,7 @@ def upload_scenes(client, settings, media_files, rows):
     """POST the upload form as a lab admin: the config, its data file and the media files."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from .factories import LabFactory, LabMembershipFactory
+    from projects.tests.factories import LabFactory, LabMembershipFactory
 
     lab = LabFactory()
     admin = UserFactory(username="labadmin")
@@ -517,7 +516,7 @@ def test_a_tiered_scheme_stores_and_names_its_video(client, tmp_path):
 
 
 def test_a_lab_admin_who_manages_the_project_gets_the_file(client, scenes):
-    from .factories import LabMembershipFactory
+    from projects.tests.factories import LabMembershipFactory
 
     admin = UserFactory(username="labadmin")
     LabMembershipFactory(lab=scenes.lab, user=admin, is_admin=True)

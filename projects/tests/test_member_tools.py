@@ -13,8 +13,12 @@ from django.urls import reverse
 
 from projects.models import Membership, Project
 from projects.services import import_project
-
-from .factories import LabFactory, LabMembershipFactory, MembershipFactory, UserFactory
+from projects.tests.factories import (
+    LabFactory,
+    LabMembershipFactory,
+    MembershipFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(settings.BASE_DIR) / "examples" / "mt_bws"

@@ -7,12 +7,16 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from projects.answers import submit_answers
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
 from projects.models import Membership, Project
-from projects.queue import next_unit
 from projects.services import import_project
-
-from .factories import LabFactory, LabMembershipFactory, MembershipFactory, UserFactory
+from projects.tests.factories import (
+    LabFactory,
+    LabMembershipFactory,
+    MembershipFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(settings.BASE_DIR) / "examples" / "mt_bws"

@@ -7,11 +7,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from annotation.models import Annotation, Assignment
+from crowds.models import Participant
 from projects.configuration import ConfigError, load_config
-from projects.models import Annotation, Assignment, Membership, Participant
+from projects.models import Membership
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 User = get_user_model()
 
@@ -309,8 +310,8 @@ def test_a_failed_training_stops_the_participant(project):
 
 
 def test_the_flow_sends_a_participant_to_training_until_it_is_passed(project, monkeypatch):
-    """The hook the gold units' training plugs into (projects/participant_flow.py)."""
-    from projects import participant_flow
+    """The hook the gold units' training plugs into (crowds/flow.py)."""
+    from crowds import flow as participant_flow
 
     monkeypatch.setattr(
         participant_flow,

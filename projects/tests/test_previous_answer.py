@@ -9,11 +9,10 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.instructions import mark_seen
-from projects.models import Assignment
+from annotation.models import Assignment
+from crowds.instructions import mark_seen
 from projects.services import import_project
-
-from .factories import MembershipFactory, UserFactory
+from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = Path(settings.BASE_DIR) / "examples"

@@ -10,8 +10,7 @@ from django.urls import reverse
 
 from projects.models import Membership
 from projects.services import import_project
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
@@ -71,8 +70,7 @@ def test_the_upload_message_counts_instances_for_a_project_of_records(client):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from projects.services import add_lab_member
-
-    from .factories import LabFactory
+    from projects.tests.factories import LabFactory
 
     lab = LabFactory()
     admin = UserFactory(username="labadmin")

@@ -9,12 +9,12 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from projects.answers import SubmitRefused, submit_answers
-from projects.models import Annotation, Assignment, Unit
-from projects.queue import next_unit
+from annotation.answers import SubmitRefused, submit_answers
+from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit
+from projects.models import Unit
 from projects.services import import_project
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 EXAMPLE = Path(settings.BASE_DIR) / "examples" / "mt_bws" / "config.yaml"
 
@@ -136,7 +136,7 @@ def test_late_answer_is_refused_and_the_unit_can_be_taken_again(tmp_path):
     )
     with pytest.raises(SubmitRefused, match="not reserved for you"):
         answer(project, user, unit)  # expired, even before anyone reclaimed it
-    from projects.queue import reclaim_expired_leases
+    from annotation.queue import reclaim_expired_leases
 
     assert reclaim_expired_leases(project) == 1
     unit.refresh_from_db()

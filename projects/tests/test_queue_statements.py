@@ -14,11 +14,12 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from projects.models import Annotation, Assignment, Membership, Participant
+from annotation.models import Annotation, Assignment
+from crowds.models import Participant
+from labs.tokens import issue_token
+from projects.models import Membership
 from projects.services import import_project
-from projects.tokens import issue_token
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.django_db
 def no_reclaim_in_passing(monkeypatch):
     """Expired leases are also reclaimed in 5% of requests, at random (one more statement
     then): off here, so the counts are those of every other request."""
-    monkeypatch.setattr("projects.queue.RECLAIM_IN_PASSING", 0.0)
+    monkeypatch.setattr("annotation.queue.RECLAIM_IN_PASSING", 0.0)
 
 
 CONFIG = """annotation_task_name: Statements

@@ -5,8 +5,7 @@ from django.db import IntegrityError
 
 from projects import selectors
 from projects.models import Membership
-
-from .factories import (
+from projects.tests.factories import (
     LabFactory,
     LabMembershipFactory,
     MembershipFactory,

@@ -14,17 +14,16 @@ from django.urls import reverse
 
 from agreement.core.report import build_report
 from agreement.services import compute_report
+from annotation.answer_forms import answers_from_post
+from annotation.models import Annotation
 from projects import interchange, schemes
-from projects.answer_forms import answers_from_post
 from projects.configuration import load_config
 from projects.configuration.scheme_options import SchemeEntry
-from projects.models import Annotation
 from projects.schemes import known_types, scheme_type
 from projects.schemes.base import _REGISTRY, SchemeType
 from projects.services import ProjectImportError, import_project
+from projects.tests.factories import MembershipFactory, UserFactory
 from projects.validation import AnswerError, UnitContext, validate_answers
-
-from .factories import MembershipFactory, UserFactory
 
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
 TRACE_TYPES = (

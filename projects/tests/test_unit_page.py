@@ -1,5 +1,5 @@
 """The unit page's and the participant middleware's hand-written statements
-(projects/unit_page.py, projects.participants._session_participant) give what the ORM's
+(annotation/unit_page.py, crowds.participants._session_participant) give what the ORM's
 queries give: the same rows, loaded into equal model instances, and the same counts."""
 
 import time
@@ -9,14 +9,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from projects import selectors, unit_page
-from projects.answers import submit_answers
-from projects.models import Assignment, Membership, Participant, Unit
-from projects.participants import _session_participant
-from projects.queue import next_unit
+from annotation import unit_page
+from annotation.answers import submit_answers
+from annotation.models import Assignment
+from annotation.queue import next_unit
+from crowds.models import Participant
+from crowds.participants import _session_participant
+from projects import selectors
+from projects.models import Membership, Unit
 from projects.services import import_project
-
-from .factories import UserFactory
+from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -91,16 +91,13 @@ def build_world(tmp_path) -> World:
     from django.urls import reverse
 
     from agreement import services as agreement_services
+    from annotation.answers import submit_answers
+    from annotation.models import Assignment
+    from annotation.queue import next_unit
     from bws import services as bws_services
-    from projects.answers import submit_answers
-    from projects.models import Assignment, Membership
-    from projects.queue import next_unit
-    from projects.services import (
-        create_lab,
-        import_project,
-        mark_model_judge,
-        remove_project_member,
-    )
+    from labs.services import remove_project_member
+    from projects.models import Membership
+    from projects.services import create_lab, import_project, mark_model_judge
     from projects.tests.factories import MembershipFactory, UserFactory
 
     def person(username, **extra):

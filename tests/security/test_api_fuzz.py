@@ -99,7 +99,7 @@ class Caller:
     request may have revoked it) and a unit they may answer."""
 
     def __init__(self, world, role):
-        from projects.queue import next_unit
+        from annotation.queue import next_unit
 
         self.world = world
         self.user = world.user(role)

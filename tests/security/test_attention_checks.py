@@ -8,10 +8,11 @@ import re
 import pytest
 from django.urls import reverse
 
-from projects import attention_checks, gold
-from projects.answers import submit_answers
-from projects.models import UNIT_ID_HIGH, UNIT_ID_LOW, Assignment, Membership, Unit
-from projects.queue import next_unit
+from annotation.answers import submit_answers
+from annotation.models import Assignment
+from annotation.queue import next_unit
+from crowds import attention_checks, gold
+from projects.models import UNIT_ID_HIGH, UNIT_ID_LOW, Membership, Unit
 from projects.tests.factories import UserFactory
 from projects.tests.test_gold import bws_project, gold_records, radio_project, truthful
 

@@ -11,7 +11,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from projects.models import Annotation, LabMembership, Membership
+from annotation.models import Annotation
+from projects.models import LabMembership, Membership
 from projects.services import import_project
 from projects.tests.factories import (
     LabFactory,

@@ -14,14 +14,14 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
 from bws import services as bws_services
 from bws.filemode import ScoreRow, write_score_table
 from bws.tests.test_runs import annotate
 from projects import interchange, spreadsheet
-from projects.answers import submit_answers
 from projects.downloads import attachment, safe_filename
 from projects.models import Membership
-from projects.queue import next_unit
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 

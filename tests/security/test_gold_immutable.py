@@ -11,11 +11,13 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from projects import gold
-from projects.annotation_files import AnnotationImportError, import_records
+from annotation.annotation_files import AnnotationImportError, import_records
+from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit
+from crowds import gold
+from crowds.models import Participant
 from projects.interchange import UnitRecord
-from projects.models import Annotation, Assignment, Membership, Participant, Unit
-from projects.queue import next_unit
+from projects.models import Membership, Unit
 from projects.tests.factories import UserFactory
 from projects.tests.test_gold import bws_project, gold_records, truthful
 

@@ -19,13 +19,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.queue import next_unit
 from bws import services as bws_services
 from bws import tasks as bws_tasks
 from bws.core.design import design_memory
 from projects.configuration import ConfigError, parse_yaml
 from projects.limits import SETTING_NAMES, Limits
 from projects.models import Item, Project
-from projects.queue import next_unit
 from projects.services import ProjectImportError, create_project_from_upload
 from projects.tests.factories import LabFactory, LabMembershipFactory, UserFactory
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
-from projects.models import PasswordResetRequest
+from labs.models import PasswordResetRequest
 from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from projects.models import Membership, Participant
+from crowds.models import Participant
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 from tests.security.concurrency import at_once
@@ -135,7 +136,7 @@ def test_the_count_is_the_databases_over_every_study_and_keeps_no_address(tmp_pa
 
 @pytest.mark.parametrize(("text", "count", "seconds"), [("30/10m", 30, 600), ("5/60", 5, 60)])
 def test_the_rate_setting_reads_a_count_and_a_window(text, count, seconds):
-    from projects.entry_rate import parse_rate
+    from crowds.entry_rate import parse_rate
 
     rate = parse_rate(text)
     assert (rate.count, rate.seconds) == (count, seconds)

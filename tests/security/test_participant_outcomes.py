@@ -12,7 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from projects.models import Annotation, Assignment, Membership, Participant
+from annotation.models import Annotation, Assignment
+from crowds.models import Participant
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 from tests.security.concurrency import at_once

@@ -12,11 +12,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
 from bws import services as bws_services
-from projects.answers import submit_answers
 from projects.models import Item, Project
 from projects.paths import PathRefused, write_inside
-from projects.queue import next_unit
 from projects.services import (
     ProjectImportError,
     create_project_from_upload,

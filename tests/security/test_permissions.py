@@ -55,7 +55,7 @@ POST+answer_form annotate-unit          302    404    302    404    404    404  
 project-media                           302    404    200    404    404    404    200    200
 project-points                          302    404    200    404    404    404    200    200
 lab-list                                302    200    200    200    200    200    200    200
-# only staff create labs: a plain 403 with the reason (projects/labs.py)
+# only staff create labs: a plain 403 with the reason (labs/services.py)
 POST lab-list                           302    403    403    403    403    403    403    400
 lab-detail                              302    404    404    404    200    404    200    200
 # a lab's members see it but may not change its people: 403 with the reason

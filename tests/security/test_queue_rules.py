@@ -12,8 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from projects.models import Annotation, Assignment, Membership
-from projects.queue import next_unit, reclaim_expired_leases
+from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit, reclaim_expired_leases
+from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 
@@ -340,7 +341,7 @@ def submit_together(project, user, unit_ids, values, client_id):
 
     from django.db import connection
 
-    from projects.answers import submit_answers
+    from annotation.answers import submit_answers
 
     barrier = threading.Barrier(len(unit_ids))
     outcomes = [None] * len(unit_ids)
@@ -370,7 +371,7 @@ def submit_together(project, user, unit_ids, values, client_id):
 
 @pytest.mark.django_db(transaction=True)
 def test_racing_copies_of_one_submission_store_one_answer(tmp_path):
-    from projects.answers import SubmitResult
+    from annotation.answers import SubmitResult
 
     project = make_project(tmp_path)
     anna = member(project, "anna")
@@ -385,7 +386,7 @@ def test_racing_copies_of_one_submission_store_one_answer(tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_racing_reuse_of_a_client_id_on_two_units_stores_one(tmp_path):
-    from projects.answers import SubmitRefused, SubmitResult
+    from annotation.answers import SubmitRefused, SubmitResult
 
     project = make_project(tmp_path)
     anna = member(project, "anna")

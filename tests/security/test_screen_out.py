@@ -10,7 +10,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from projects.models import Annotation, Assignment, Membership, Participant, Unit
+from annotation.models import Annotation, Assignment
+from crowds.models import Participant
+from projects.models import Membership, Unit
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 

@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from projects.models import Participant, Project
+from crowds.models import Participant
+from projects.models import Project
 from projects.tests.factories import LabFactory, LabMembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,14 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from agreement.services import compute_report
-from projects.annotation_files import import_records, read_import_file
+from annotation.annotation_files import import_records, read_import_file
+from labs.services import add_project_members
 from projects.models import Lab, Membership, Project
-from projects.services import (
-    add_lab_member,
-    add_project_members,
-    import_project,
-    mark_model_judge,
-)
+from projects.services import add_lab_member, import_project, mark_model_judge
 
 DEMO_LAB = ("Demo Lab", "demo-lab")
 DEMO_USERS = [
@@ -48,9 +44,9 @@ def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
     demo's BWS tab has scores to show; then score every scheme once."""
     import numpy as np
 
+    from annotation.answers import submit_answers
+    from annotation.queue import next_unit
     from bws import services as bws_services
-    from projects.answers import submit_answers
-    from projects.queue import next_unit
 
     rng = np.random.default_rng(seed)
     User = get_user_model()

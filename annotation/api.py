@@ -1,0 +1,367 @@
+"""REST views for annotators: projects, the queue, answers (tokens: labs/token_api.py)."""
+
+import django_filters
+from django.shortcuts import get_object_or_404
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.answers import SubmitRefused, submit_answers
+from annotation.models import Annotation
+from annotation.queue import next_unit
+from crowds import gold
+from projects import selectors
+from projects.access import managed_project_or_404, visible_project_or_404
+from projects.models import Project
+from projects.validation import MAX_MILLISECONDS, AnswerError
+
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(help_text="Answers given (for an annotator: theirs).")
+    total = serializers.IntegerField(help_text="Answers the design asks for.")
+    percent = serializers.FloatField()
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
+    lab = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    role = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = ["slug", "name", "lab", "allow_all_users", "created_at", "role", "progress"]
+
+    def get_role(self, project) -> str | None:
+        return selectors.project_role(self.context["request"].user, project)
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, project) -> dict:
+        progress = self.context.get("progress", {}).get(project.pk)
+        if progress is None:
+            progress = selectors.project_progress([project])[project.pk]
+        return {"done": progress.done, "total": progress.total, "percent": progress.percent}
+
+
+PROJECT_EXAMPLE = {
+    "slug": "mt-ranking",
+    "name": "MT Fluency and Adequacy (BWS)",
+    "lab": "demo-lab",
+    "allow_all_users": False,
+    "created_at": "2026-03-01T09:30:00Z",
+    "role": "annotator",
+    "progress": {"done": 120, "total": 400, "percent": 30.0},
+}
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Projects"],
+        operation_id="projects_list",
+        summary="List your projects",
+        examples=[
+            # one project: the schema puts it in a page of results
+            OpenApiExample("A page of projects", value=PROJECT_EXAMPLE, response_only=True)
+        ],
+    )
+)
+class ProjectListApi(generics.ListAPIView):
+    """Projects the caller may see, with their role and progress."""
+
+    serializer_class = ProjectOutputSerializer
+
+    def get_queryset(self):
+        return selectors.visible_projects(self.request.user).order_by("name")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        page = getattr(self, "_page", None)
+        if page is not None:
+            context["progress"] = selectors.project_progress(page)
+        return context
+
+    def paginate_queryset(self, queryset):
+        self._page = super().paginate_queryset(queryset)
+        return self._page
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Projects"],
+        operation_id="project_retrieve",
+        summary="One project",
+        examples=[OpenApiExample("A project", value=PROJECT_EXAMPLE, response_only=True)],
+    )
+)
+class ProjectDetailApi(generics.RetrieveAPIView):
+    """One project the caller may see (404 for any other)."""
+
+    serializer_class = ProjectOutputSerializer
+
+    def get_object(self):
+        return get_object_or_404(
+            selectors.visible_projects(self.request.user), slug=self.kwargs["slug"]
+        )
+
+
+class UnitItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+    letter = serializers.CharField()
+    source = serializers.CharField(
+        allow_blank=True, required=False, help_text="Only when the BWS scheme shows sources."
+    )
+
+
+class UnitMediaSerializer(serializers.Serializer):
+    url = serializers.CharField(
+        help_text="What to load: a stored file's /projects/<slug>/media/<path> URL, or the "
+        "URL written in the data."
+    )
+    kind = serializers.ChoiceField(["audio", "video", "pointcloud"])
+    stored = serializers.BooleanField(help_text="Whether the project stores the file.")
+    points_url = serializers.CharField(
+        allow_null=True,
+        help_text="A stored point cloud's points, decoded: little-endian float32 x, y, z, "
+        "intensity (header X-Point-Count); null for anything else.",
+    )
+
+
+class UnitOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    kind = serializers.CharField()
+    items = UnitItemSerializer(many=True)
+    context = serializers.ListField(child=serializers.DictField())
+    data = serializers.DictField()
+    schemes = serializers.ListField(child=serializers.DictField())
+    media = serializers.DictField(
+        child=UnitMediaSerializer(),
+        help_text="Per field of data that names a media file (a clip, a point cloud).",
+    )
+    source_label = serializers.CharField(
+        required=False,
+        help_text="What the items' sources are called; only when a BWS scheme shows sources.",
+    )
+
+
+class QueueNextApi(APIView):
+    """Reserve the next unit for the caller (200), or 204 when there is no more work."""
+
+    @extend_schema(
+        tags=["Queue"],
+        operation_id="queue_next",
+        summary="Reserve your next unit",
+        request=None,
+        responses={200: UnitOutputSerializer, 204: None},
+    )
+    def post(self, request, slug):
+        project = visible_project_or_404(request.user, slug)
+        unit = next_unit(project=project, user=request.user)
+        if unit is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        payload = selectors.unit_payload(project, unit, request.user)
+        if selectors.names_hidden(project, request.user):
+            payload["external_id"] = selectors.unit_name(unit, hidden=True)
+        return Response(payload)
+
+
+class AnnotationInputSerializer(serializers.Serializer):
+    unit = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    annotations = serializers.DictField()
+    client_id = serializers.UUIDField(required=False, allow_null=True)
+    time_taken_ms = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_MILLISECONDS
+    )
+
+
+class SubmitRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    annotation_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="Stored under the client_id."
+    )
+    unit_id = serializers.IntegerField(required=False)
+    unit = serializers.CharField(required=False)
+
+
+class AnnotationOutputSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.username")
+    unit_id = serializers.IntegerField(source="unit.pk")
+    unit = serializers.CharField(source="unit.external_id")
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id",
+            "unit_id",
+            "unit",
+            "scheme",
+            "value",
+            "annotator",
+            "time_taken_ms",
+            "created_at",
+            "updated_at",
+        ]
+
+    def to_representation(self, annotation):
+        body = super().to_representation(annotation)
+        if self.context.get("names_hidden"):
+            body["unit"] = selectors.unit_name(annotation.unit, hidden=True)
+        return body
+
+
+class AnnotationFilter(django_filters.FilterSet):
+    mine = django_filters.BooleanFilter(method="filter_mine")
+    scheme = django_filters.CharFilter()
+
+    class Meta:
+        model = Annotation
+        fields = ["scheme"]
+
+    def filter_mine(self, queryset, name, value):
+        return queryset.filter(annotator=self.request.user) if value else queryset
+
+
+class AnnotationsSchema(AutoSchema):
+    """Only the GET lists pages of answers with filters; a POST answers with a plain list."""
+
+    def _get_paginator(self):
+        return super()._get_paginator() if self.method == "GET" else None
+
+    def get_filter_backends(self):
+        return super().get_filter_backends() if self.method == "GET" else []
+
+
+@extend_schema_view(
+    get=extend_schema(tags=["Answers"], operation_id="answers_list", summary="List answers")
+)
+class AnnotationsApi(generics.ListCreateAPIView):
+    """Submit answers to a unit; list answers (annotators see only their own)."""
+
+    schema = AnnotationsSchema()
+    serializer_class = AnnotationOutputSerializer
+    filterset_class = AnnotationFilter
+    queryset = Annotation.objects.none()  # for the schema; get_queryset scopes by project
+
+    def get_queryset(self):
+        project = visible_project_or_404(self.request.user, self.kwargs["slug"])
+        answers = Annotation.objects.filter(project=project).select_related("annotator", "unit")
+        if not selectors.can_manage(self.request.user, project):
+            answers = answers.filter(annotator=self.request.user)
+        self.names_hidden = selectors.names_hidden(project, self.request.user)
+        return answers.order_by("id")
+
+    def get_serializer_context(self):
+        hidden = getattr(self, "names_hidden", False)
+        return {**super().get_serializer_context(), "names_hidden": hidden}
+
+    @extend_schema(
+        tags=["Answers"],
+        operation_id="answers_submit",
+        summary="Answer a unit",
+        request=AnnotationInputSerializer,
+        responses={
+            201: AnnotationOutputSerializer(many=True),
+            200: AnnotationOutputSerializer(many=True),
+            409: SubmitRefusedSerializer,
+        },
+        description="Answers a unit the caller holds a live lease on (from queue/next), or "
+        "changes the caller's earlier answer to it. 200 repeats the stored answers when the "
+        "same client_id comes again with the same answers; 409 when the unit is not reserved "
+        "for the caller, or the client_id was used for other answers or another unit.",
+    )
+    def post(self, request, slug):
+        project = visible_project_or_404(request.user, slug)
+        data = AnnotationInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            result = submit_answers(
+                project=project,
+                user=request.user,
+                unit_id=data.validated_data["unit"],
+                answers=data.validated_data["annotations"],
+                client_id=data.validated_data.get("client_id"),
+                time_taken_ms=data.validated_data.get("time_taken_ms"),
+                source="api",
+            )
+        except AnswerError as exc:
+            field_errors = {k: [v] for k, v in exc.errors.items()}
+            if set(exc.errors) <= {"unit", "client_id", "annotations", "time_taken_ms"}:
+                raise ValidationError(field_errors) from exc
+            raise ValidationError({"annotations": field_errors}) from exc
+        except SubmitRefused as exc:
+            body = exc.details()
+            if exc.stored and selectors.names_hidden(project, request.user):
+                body["unit"] = selectors.unit_name(exc.stored[0].unit, hidden=True)
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
+        hidden = selectors.names_hidden(project, request.user)
+        return Response([answer_body(a, hidden=hidden) for a in result.annotations], status=code)
+
+
+class ResetInputSerializer(serializers.Serializer):
+    annotator = serializers.CharField(max_length=150, help_text="The person's username.")
+
+
+class ResetOutputSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    reason = serializers.CharField(help_text="Why they were screened out.")
+    answers_deleted = serializers.IntegerField(help_text="Their training and check answers.")
+    units_released = serializers.IntegerField(help_text="Gold units given back.")
+
+
+class ScreeningResetApi(APIView):
+    """Let a person who failed the training or too many attention checks start again
+    (managers only): their gold answers are deleted; logged."""
+
+    @extend_schema(
+        tags=["Quality"],
+        operation_id="screening_reset",
+        summary="Reset a screened-out person",
+        request=ResetInputSerializer,
+        responses={200: ResetOutputSerializer},
+    )
+    def post(self, request, slug):
+        project = managed_project_or_404(request.user, slug)
+        data = ResetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        username = data.validated_data["annotator"]
+        try:
+            person = gold.person_to_reset(project, username, by=request.user)
+            result = gold.reset_screening(project=project, user=person, by=request.user)
+        except gold.ResetRefused as exc:
+            raise ValidationError({"annotator": [str(exc)]}) from exc
+        body = {
+            "annotator": username,
+            "reason": result.reason,
+            "answers_deleted": result.answers,
+            "units_released": result.units,
+        }
+        return Response(ResetOutputSerializer(body).data)
+
+
+_STAMP = serializers.DateTimeField()
+
+
+def answer_body(annotation: Annotation, *, hidden: bool = False) -> dict:
+    """AnnotationOutputSerializer's representation of one answer, built directly: the
+    serializer would build its fields from the model on every answer (a test holds the
+    two equal)."""
+    return {
+        "id": annotation.pk,
+        "unit_id": annotation.unit.pk,
+        "unit": selectors.unit_name(annotation.unit, hidden=hidden),
+        "scheme": annotation.scheme,
+        "value": annotation.value,
+        "annotator": annotation.annotator.username,
+        "time_taken_ms": annotation.time_taken_ms,
+        "created_at": _STAMP.to_representation(annotation.created_at),
+        "updated_at": _STAMP.to_representation(annotation.updated_at),
+    }
