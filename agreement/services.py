@@ -7,9 +7,10 @@ from django.utils import timezone
 
 from agreement.core.report import build_report
 from annotation.annotation_files import export_records
+from annotation.selectors import model_judges
 from projects.models import Project
 from projects.schemes import scheme_type
-from projects.selectors import excluded_names, model_judges
+from projects.selectors import excluded_names
 
 from . import selectors
 from .models import AgreementReport

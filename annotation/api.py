@@ -1,114 +1,29 @@
 """REST views for annotators: projects, the queue, answers (tokens: labs/token_api.py)."""
 
 import django_filters
-from django.shortcuts import get_object_or_404
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
     extend_schema,
-    extend_schema_field,
     extend_schema_view,
 )
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.annotation_files import EXPORT_TYPES, export_file
 from annotation.answers import SubmitRefused, submit_answers
 from annotation.models import Annotation
 from annotation.queue import next_unit
-from crowds import gold
 from projects import selectors
 from projects.access import managed_project_or_404, visible_project_or_404
-from projects.models import Project
+from projects.api_errors import NOT_FOUND, error_response
+from projects.downloads import attachment
 from projects.validation import MAX_MILLISECONDS, AnswerError
-
-
-class ProgressSerializer(serializers.Serializer):
-    done = serializers.IntegerField(help_text="Answers given (for an annotator: theirs).")
-    total = serializers.IntegerField(help_text="Answers the design asks for.")
-    percent = serializers.FloatField()
-
-
-class ProjectOutputSerializer(serializers.ModelSerializer):
-    lab = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    role = serializers.SerializerMethodField()
-    progress = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Project
-        fields = ["slug", "name", "lab", "allow_all_users", "created_at", "role", "progress"]
-
-    def get_role(self, project) -> str | None:
-        return selectors.project_role(self.context["request"].user, project)
-
-    @extend_schema_field(ProgressSerializer)
-    def get_progress(self, project) -> dict:
-        progress = self.context.get("progress", {}).get(project.pk)
-        if progress is None:
-            progress = selectors.project_progress([project])[project.pk]
-        return {"done": progress.done, "total": progress.total, "percent": progress.percent}
-
-
-PROJECT_EXAMPLE = {
-    "slug": "mt-ranking",
-    "name": "MT Fluency and Adequacy (BWS)",
-    "lab": "demo-lab",
-    "allow_all_users": False,
-    "created_at": "2026-03-01T09:30:00Z",
-    "role": "annotator",
-    "progress": {"done": 120, "total": 400, "percent": 30.0},
-}
-
-
-@extend_schema_view(
-    get=extend_schema(
-        tags=["Projects"],
-        operation_id="projects_list",
-        summary="List your projects",
-        examples=[
-            # one project: the schema puts it in a page of results
-            OpenApiExample("A page of projects", value=PROJECT_EXAMPLE, response_only=True)
-        ],
-    )
-)
-class ProjectListApi(generics.ListAPIView):
-    """Projects the caller may see, with their role and progress."""
-
-    serializer_class = ProjectOutputSerializer
-
-    def get_queryset(self):
-        return selectors.visible_projects(self.request.user).order_by("name")
-
-    def get_serializer_context(self):
-        context = super().get_serializer_context()
-        page = getattr(self, "_page", None)
-        if page is not None:
-            context["progress"] = selectors.project_progress(page)
-        return context
-
-    def paginate_queryset(self, queryset):
-        self._page = super().paginate_queryset(queryset)
-        return self._page
-
-
-@extend_schema_view(
-    get=extend_schema(
-        tags=["Projects"],
-        operation_id="project_retrieve",
-        summary="One project",
-        examples=[OpenApiExample("A project", value=PROJECT_EXAMPLE, response_only=True)],
-    )
-)
-class ProjectDetailApi(generics.RetrieveAPIView):
-    """One project the caller may see (404 for any other)."""
-
-    serializer_class = ProjectOutputSerializer
-
-    def get_object(self):
-        return get_object_or_404(
-            selectors.visible_projects(self.request.user), slug=self.kwargs["slug"]
-        )
 
 
 class UnitItemSerializer(serializers.Serializer):
@@ -306,47 +221,6 @@ class AnnotationsApi(generics.ListCreateAPIView):
         return Response([answer_body(a, hidden=hidden) for a in result.annotations], status=code)
 
 
-class ResetInputSerializer(serializers.Serializer):
-    annotator = serializers.CharField(max_length=150, help_text="The person's username.")
-
-
-class ResetOutputSerializer(serializers.Serializer):
-    annotator = serializers.CharField()
-    reason = serializers.CharField(help_text="Why they were screened out.")
-    answers_deleted = serializers.IntegerField(help_text="Their training and check answers.")
-    units_released = serializers.IntegerField(help_text="Gold units given back.")
-
-
-class ScreeningResetApi(APIView):
-    """Let a person who failed the training or too many attention checks start again
-    (managers only): their gold answers are deleted; logged."""
-
-    @extend_schema(
-        tags=["Quality"],
-        operation_id="screening_reset",
-        summary="Reset a screened-out person",
-        request=ResetInputSerializer,
-        responses={200: ResetOutputSerializer},
-    )
-    def post(self, request, slug):
-        project = managed_project_or_404(request.user, slug)
-        data = ResetInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        username = data.validated_data["annotator"]
-        try:
-            person = gold.person_to_reset(project, username, by=request.user)
-            result = gold.reset_screening(project=project, user=person, by=request.user)
-        except gold.ResetRefused as exc:
-            raise ValidationError({"annotator": [str(exc)]}) from exc
-        body = {
-            "annotator": username,
-            "reason": result.reason,
-            "answers_deleted": result.answers,
-            "units_released": result.units,
-        }
-        return Response(ResetOutputSerializer(body).data)
-
-
 _STAMP = serializers.DateTimeField()
 
 
@@ -365,3 +239,55 @@ def answer_body(annotation: Annotation, *, hidden: bool = False) -> dict:
         "created_at": _STAMP.to_representation(annotation.created_at),
         "updated_at": _STAMP.to_representation(annotation.updated_at),
     }
+
+
+class ErrorsAsJson(DefaultContentNegotiation):
+    """The export answers a file itself; only its refusals are rendered, always as JSON.
+    (DRF's own negotiation would read ?format= as a renderer's name.)"""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class ExportApi(APIView):
+    """Every answer of the project in the interchange format: the web export's file."""
+
+    content_negotiation_class = ErrorsAsJson
+
+    @extend_schema(
+        tags=["Export"],
+        operation_id="project_export",
+        summary="Export the project's answers",
+        description="One record per annotator and unit, as the web page's export: JSON "
+        "Lines, or CSV/TSV whose cells cannot start a spreadsheet formula.",
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                enum=list(EXPORT_TYPES),
+                default="jsonl",
+                description="jsonl, csv or tsv.",
+            )
+        ],
+        responses={
+            (200, media_type): OpenApiResponse(OpenApiTypes.BINARY, description="The file.")
+            for media_type in EXPORT_TYPES.values()
+        }
+        | {
+            400: error_response(
+                "Unknown format.",
+                {
+                    "detail": "format: choose jsonl, csv or tsv",
+                    "errors": {"format": ["choose jsonl, csv or tsv"]},
+                },
+            ),
+            404: NOT_FOUND,
+        },
+    )
+    def get(self, request, slug):
+        project = managed_project_or_404(request.user, slug)
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in EXPORT_TYPES:
+            raise ValidationError({"format": ["choose jsonl, csv or tsv"]})
+        body, filename, content_type = export_file(project, fmt)
+        return attachment(body, filename=filename, content_type=content_type)

@@ -17,8 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Assignment
-from crowds import attention_checks, gold
-from crowds.models import Participant
+from annotation.people import rules as people
 from projects import events, hot_sql
 from projects.models import Instance, Project, Removal, Unit
 
@@ -53,7 +52,7 @@ def person_cap(
     cap = (policy or QueuePolicy.of(project)).max_per_user
     block = project.settings.participants
     if block is not None and block.units_per_participant is not None:
-        if _is_participant(project, user):
+        if people.is_participant(project, user):
             quota = block.units_per_participant
             cap = quota if cap is None else min(cap, quota)
     if with_training and cap is not None and project.settings.gold is not None:
@@ -61,21 +60,12 @@ def person_cap(
     return cap
 
 
-def _is_participant(project: Project, user) -> bool:
-    """Whether the user is a participant of this project: as the participant middleware
-    found it for this request (crowds.participants.ParticipantScope), else asked."""
-    known = getattr(user, "participant_project_id", None)
-    if known is not None:
-        return known == project.pk
-    return Participant.objects.filter(project=project, user=user).exists()
-
-
 def lease_for(project: Project, user, policy: QueuePolicy) -> timedelta:
     """How long this person holds a unit: the project's lease, or a participant's (the
     participants block's lease_minutes) where that is shorter, so that idle or fake
     participants hand their units back soon."""
     block = project.settings.participants
-    if block is None or not _is_participant(project, user):
+    if block is None or not people.is_participant(project, user):
         return policy.lease
     return min(policy.lease, timedelta(minutes=_lease_minutes(block.lease_minutes)))
 
@@ -155,9 +145,9 @@ def next_unit(*, project: Project, user) -> Unit | None:
     from the queue (with its tuple and instance loaded); None when there is no more work."""
     now = timezone.now()
     policy = QueuePolicy.of(project)
-    if gold.withholds_work(project, user):
+    if people.withholds_work(project, user):
         return None  # a training to pass first, failed, or screened out (crowds.gold)
-    taken = _one_at_a_time(project, user)
+    taken = people.take_turn(project, user)  # a participant's requests take turns
     live = _live_unit(project, user, now)
     if live is not None:
         return live
@@ -180,40 +170,11 @@ def next_unit(*, project: Project, user) -> Unit | None:
     # quota; crowds.attention_checks), asked only of a project that has checks.
     checks = project.settings.gold
     if checks is not None and checks.attention_rate > 0:
-        unit = attention_checks.pick_attention_check(project=project, user=user) or unit
+        unit = people.attention_check(project, user) or unit
     _reserve(project, unit, user, now, now + lease_for(project, user, policy))
     unit.load += 1
     events.queue_served.send(sender=None, project=project, unit=unit)
     return unit
-
-
-def _one_at_a_time(project: Project, user) -> int | None:
-    """A participant's requests for a unit take turns: their participant row is locked
-    until this transaction ends, so two requests at once cannot each reserve a unit (a
-    participant holds one lease at a time). The same statement counts the units they were
-    given (the cap's count, in the statement the lock costs). Only on PostgreSQL (SQLite
-    serialises write transactions already) and only for a participant's own session (known
-    without a query); None otherwise."""
-    if connection.vendor != "postgresql":
-        return None
-    if getattr(user, "participant_project_id", None) != project.pk:
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute(_one_at_a_time_sql(connection.vendor), [project.pk, user.pk])
-        row = cursor.fetchone()
-    return None if row is None else row[0]
-
-
-@cache
-def _one_at_a_time_sql(vendor: str) -> str:
-    q = hot_sql.quote
-    return (
-        f"SELECT (SELECT COUNT(*) FROM {q(Assignment._meta.db_table)} a "
-        f"WHERE a.{q('project_id')} = p.{q('project_id')} "
-        f"AND a.{q('annotator_id')} = p.{q('user_id')}) "
-        f"FROM {q(Participant._meta.db_table)} p "
-        f"WHERE p.{q('project_id')} = %s AND p.{q('user_id')} = %s FOR UPDATE OF p"
-    )
 
 
 # The statements below are the ORM's (the same on every request), written out once

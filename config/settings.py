@@ -63,6 +63,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "projects",
+    "annotation",
+    "labs",
+    "crowds",
     "bws",
     "agreement",
     "demo",
@@ -393,7 +396,7 @@ PASSWORD_RESET_WINDOW_MINUTES = int(os.environ.get("PASSWORD_RESET_WINDOW_MINUTE
 # New participants one client address may make through the participant links
 # (crowds/entry_rate.py): a count per window, e.g. "30/10m"; "0/1m" turns it off.
 PARTICIPANT_ENTRY_RATE = os.environ.get("PARTICIPANT_ENTRY_RATE", "30/10m")
-# How long an invite link (labs/invites.py) lets the invited person set a password.
+# How long an invite link (projects/invites.py) lets the invited person set a password.
 INVITE_TIMEOUT_DAYS = int(os.environ.get("INVITE_TIMEOUT_DAYS", "7"))
 # API tokens (django-rest-knox): sent as `Authorization: Token <key>`, stored hashed,
 # valid for API_TOKEN_TTL_HOURS; their owner lists and revokes them.

@@ -10,7 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.permissions import IsAuthenticated
 
 from labs.auth_views import LogoutWithMessageView, ThrottledPasswordResetView
-from labs.invite_views import InviteAcceptView
+from projects.invite_views import InviteAcceptView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -26,7 +26,7 @@ urlpatterns = [
         RedirectView.as_view(url=lazy(static, str)("annolab/favicon.svg"), permanent=True),
         name="favicon",
     ),
-    # An invite's set-password page (labs/invite_views.py).
+    # An invite's set-password page (projects/invite_views.py).
     path(
         "accounts/invite/<uidb64>/<token>/",
         InviteAcceptView.as_view(),
@@ -48,10 +48,16 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    path("api/v1/", include("labs.api_urls")),
     path("api/v1/", include("projects.api_urls")),
+    path("api/v1/", include("annotation.api_urls")),
+    path("api/v1/", include("crowds.api_urls")),
     path("api/v1/", include("agreement.api_urls")),
     path("api/v1/", include("bws.api_urls")),
     path("projects/<slug:slug>/admin/", include("agreement.urls")),
     path("", include("bws.urls")),
     path("", include("projects.urls")),
+    path("", include("annotation.urls")),
+    path("", include("labs.urls")),
+    path("", include("crowds.urls")),
 ]

@@ -8,8 +8,11 @@ A project the caller may not manage is a 404 (projects/access.py).
 import django_filters
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from crowds import participant_list, participants
+from crowds import gold, participant_list, participants
 from crowds.models import Participant
 from projects.access import managed_project_or_404
 from projects.api_errors import NOT_FOUND
@@ -264,3 +267,44 @@ class ParticipantsApi(generics.ListAPIView):
             None if block is None else block.model_dump(mode="json", include=set(SETTINGS_FIELDS))
         )
         return response
+
+
+class ResetInputSerializer(serializers.Serializer):
+    annotator = serializers.CharField(max_length=150, help_text="The person's username.")
+
+
+class ResetOutputSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    reason = serializers.CharField(help_text="Why they were screened out.")
+    answers_deleted = serializers.IntegerField(help_text="Their training and check answers.")
+    units_released = serializers.IntegerField(help_text="Gold units given back.")
+
+
+class ScreeningResetApi(APIView):
+    """Let a person who failed the training or too many attention checks start again
+    (managers only): their gold answers are deleted; logged."""
+
+    @extend_schema(
+        tags=["Quality"],
+        operation_id="screening_reset",
+        summary="Reset a screened-out person",
+        request=ResetInputSerializer,
+        responses={200: ResetOutputSerializer},
+    )
+    def post(self, request, slug):
+        project = managed_project_or_404(request.user, slug)
+        data = ResetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        username = data.validated_data["annotator"]
+        try:
+            person = gold.person_to_reset(project, username, by=request.user)
+            result = gold.reset_screening(project=project, user=person, by=request.user)
+        except gold.ResetRefused as exc:
+            raise ValidationError({"annotator": [str(exc)]}) from exc
+        body = {
+            "annotator": username,
+            "reason": result.reason,
+            "answers_deleted": result.answers,
+            "units_released": result.units,
+        }
+        return Response(ResetOutputSerializer(body).data)

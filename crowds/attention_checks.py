@@ -99,3 +99,9 @@ def pick_attention_check(*, project: Project, user) -> Unit | None:
     random.Random(f"{plan.seed}:order").shuffle(order)
     fresh = next((pk for pk in order if pk not in seen), None)
     return None if fresh is None else checks.select_related("instance").get(pk=fresh)
+
+
+def units_planned(project: Project, user, units: int) -> int:
+    """The units a person's plan holds for ``units`` ordinary ones: the checks on top."""
+    plan = check_plan(project, user)
+    return units if plan is None else plan.units_for(units)

@@ -232,6 +232,11 @@ def store_gold(*, project: Project, config) -> int:
 # --------------------------------------------------------------------------- grading
 
 
+def store_gold_receiver(sender, *, project: Project, config, **kwargs) -> None:
+    """projects.events.units_built: the gold units are stored once the queue units are."""
+    store_gold(project=project, config=config)
+
+
 @dataclass(frozen=True)
 class Grade:
     correct: bool  # every scheme's answer as expected (BWS: best and worst both right)
@@ -565,9 +570,3 @@ def record_training_outcome(project: Project, user) -> TrainingStatus:
 
 
 # --------------------------------------------------------------------------- exclusions
-
-
-
-
-
-

@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation import selectors as work
 from annotation.answer_forms import submit_posted
 from annotation.answers import SubmitRefused
 from annotation.queue import QueuePolicy
@@ -65,7 +66,7 @@ def training(request, slug):
 
 
 def _question(request, project, unit, result, *, errors=None, posted=None, status=200):
-    from projects.views import _scheme_blocks, _scheme_views
+    from annotation.views import _scheme_blocks, _scheme_views
 
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
@@ -82,7 +83,7 @@ def _question(request, project, unit, result, *, errors=None, posted=None, statu
             "blocks": blocks,
             "keyboard": any(block.get("keyboard") for block in blocks),
             "errors": errors or {},
-            "progress": selectors.my_progress(project, request.user),
+            "progress": work.my_progress(project, request.user),
             "editing": False,
             "result": result,
             "number": result.answered + 1,

@@ -37,11 +37,11 @@ from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
 
 from annotation import unit_page
+from annotation.instructions import show_first
 from annotation.models import Assignment
 from annotation.queue import next_unit, release_own_expired
 from crowds import entry_rate, gold
 from crowds import flow as participant_flow
-from crowds.instructions import show_first
 from crowds.models import Participant
 from projects import hot_sql
 from projects.configuration.normal import ParticipantSettings
@@ -469,3 +469,10 @@ def _session_participant(key, user) -> Participant | None:
     participant.user = user  # the user the request loaded, not loaded again
     participant.is_member = bool(row[-1])
     return participant
+
+
+def page_after_answer(request) -> str | None:
+    """A participant's next step after an answer (annotation.people.next_page); None for
+    anyone else, who goes back to the annotate page."""
+    participant = getattr(request, "participant", None)
+    return None if participant is None else next_step(request, participant)

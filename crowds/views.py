@@ -9,9 +9,9 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation.instructions import render_instructions
 from crowds import outcomes, participant_list
 from crowds import participants as flow
-from crowds.instructions import render_instructions
 from labs.login_protection import client_address
 from projects.access import managed_project_or_404
 from projects.downloads import attachment

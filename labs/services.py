@@ -15,9 +15,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from annotation import queue
 from projects import selectors, services
-from projects.models import Lab, LabMembership, Membership, Project, Removal
+from projects.models import Lab, LabMembership
 
 User = get_user_model()
 security_log = logging.getLogger("annolab.security")
@@ -132,100 +131,3 @@ def remove_person(*, actor, lab: Lab, user) -> LabChange:
         raise refuse(actor, what, "Only staff remove a lab admin.", 403)
     services.remove_lab_member(lab=lab, user=user)
     return LabChange(user.get_username(), lab.slug, False, before)
-
-
-@dataclass(frozen=True)
-class MemberChange:
-    username: str
-    created_user: bool
-    role: str
-    previous_role: str | None = None  # the role before, for someone already a member
-
-
-@transaction.atomic
-def add_project_members(
-    *,
-    project: Project,
-    usernames: list[str],
-    role: str,
-    create: bool = False,
-    password: str | None = None,
-) -> list[MemberChange]:
-    """Give each user the role in the project; with create, make missing accounts first."""
-    if role not in Membership.Role.values:
-        raise ValueError(f"role {role!r}: choose one of {', '.join(Membership.Role.values)}")
-    users = {u.username: u for u in User.objects.filter(username__in=usernames)}
-    missing = [name for name in usernames if name not in users]
-    if missing and not create:
-        raise ValueError(
-            f"unknown user(s): {', '.join(missing)} (use --create to make the accounts)"
-        )
-    before = dict(
-        Membership.objects.filter(project=project, user__username__in=usernames).values_list(
-            "user__username", "role"
-        )
-    )
-    changes = []
-    for name in usernames:
-        created = name not in users
-        if created:
-            user = User(username=name)
-            if password:
-                user.set_password(password)
-            else:
-                user.set_unusable_password()
-            user.save()
-            users[name] = user
-        Membership.objects.update_or_create(
-            user=users[name], project=project, defaults={"role": role}
-        )
-        Removal.objects.filter(project=project, user=users[name]).delete()  # added again
-        changes.append(
-            MemberChange(
-                username=name, created_user=created, role=role, previous_role=before.get(name)
-            )
-        )
-    return changes
-
-
-def member_results(entries, changes: dict[str, MemberChange]) -> list[dict]:
-    """One row per pasted entry of a bulk add (web form or API): what it named and what
-    became of it, given the changes add_project_members made by username."""
-    rows = []
-    for entry in entries:
-        change = changes.get(entry.user.username) if entry.user is not None else None
-        if change is None:
-            label = {"unknown": "unknown account", "invalid": "invalid entry"}
-            outcome = label.get(entry.outcome, "skipped")
-            text = f"not added: {entry.detail}"
-        elif entry.outcome == "created":
-            outcome, text = "account created", f"added as {change.role}; invite link below"
-        elif change.previous_role is None:
-            outcome, text = "added", f"added as {change.role}"
-        elif change.previous_role == change.role:
-            outcome, text = "already a member", f"role unchanged ({change.role})"
-        else:
-            outcome = "already a member"
-            text = f"role changed from {change.previous_role} to {change.role}"
-        account = entry.user.username if entry.user is not None else ""
-        rows.append({"entry": entry.text, "account": account, "outcome": outcome, "text": text})
-    return rows
-
-
-@transaction.atomic
-def remove_project_member(*, project: Project, user, removed_by=None) -> int:
-    """Take the person out of the project at once: their membership goes, the units they
-    hold go back to the queue, and a Removal is kept (until they are added again), so that
-    on a project open to every user too the queue gives them nothing and their answers are
-    refused (annotation.queue, annotation.answers). Returns how many leases were ended."""
-    Membership.objects.filter(project=project, user=user).delete()
-    Removal.objects.get_or_create(project=project, user=user, defaults={"removed_by": removed_by})
-    ended = queue.release_person(project, user)
-    logging.getLogger("annolab.audit").info(
-        "%s removed %s from project %s (%d lease(s) ended)",
-        removed_by.username if removed_by is not None else "the operator",
-        user.username,
-        project.slug,
-        ended,
-    )
-    return ended

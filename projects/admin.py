@@ -1,8 +1,5 @@
 from django.contrib import admin
 
-from annotation.models import Annotation, Assignment, Submission
-from crowds.models import Participant
-from labs.models import PasswordResetRequest
 from projects.models import (
     AnnotatorProfile,
     Instance,
@@ -84,56 +81,11 @@ class UnitAdmin(admin.ModelAdmin):
     raw_id_fields = ["instance"]
 
 
-@admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["unit", "annotator", "project", "status", "leased_until", "completed_at"]
-    list_filter = ["project", "status"]
-    search_fields = ["annotator__username", "unit__external_id"]
-    list_select_related = ["unit", "annotator", "project"]
-    raw_id_fields = ["unit"]
-
-
-@admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
-    list_display = ["annotator", "project", "scheme", "unit", "created_at", "updated_at"]
-    list_filter = ["project", "scheme"]
-    search_fields = ["annotator__username", "unit__external_id"]
-    list_select_related = ["annotator", "project", "unit"]
-    raw_id_fields = ["unit"]
-
-
-@admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ["client_id", "annotator", "unit", "created_at"]
-    search_fields = ["annotator__username", "client_id"]
-    list_select_related = ["annotator", "unit"]
-    raw_id_fields = ["unit"]
-
-
 @admin.register(AnnotatorProfile)
 class AnnotatorProfileAdmin(admin.ModelAdmin):
     list_display = ["user", "is_model", "model_name"]
     list_filter = ["is_model"]
     search_fields = ["user__username", "model_name"]
-
-
-@admin.register(PasswordResetRequest)
-class PasswordResetRequestAdmin(admin.ModelAdmin):
-    """Recent reset requests, as the reset throttle counts them (deleting one frees a slot)."""
-
-    list_display = ["requested_at", "address"]
-    readonly_fields = ["address", "email_digest", "requested_at"]
-    search_fields = ["address"]
-
-
-@admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
-    """Crowd participants who came in by a project's participant link."""
-
-    list_display = ["external_id", "project", "training", "outcome", "consent_at", "outcome_at"]
-    list_filter = ["training", "outcome"]
-    search_fields = ["external_id", "project__slug"]
-    raw_id_fields = ["user", "project"]
 
 
 @admin.register(Removal)

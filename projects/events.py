@@ -16,6 +16,9 @@ which subscribe in their AppConfig.ready(): `projects` itself imports no other a
 - ``answers_settled(project)``: a project's answers have been quiet for the session gap, or
   its annotator logged out: figures derived from them may be brought up to date.
 - ``session_ended(user)``: an annotator logged out.
+- ``member_removed(project, user)``: a person was taken out of a project, inside the
+  removal's transaction; a receiver ends what they hold and returns how many leases it ended
+  (annotation: their reserved units go back to the queue).
 - ``queue_served(project, unit)``: the queue handed out a new unit, or found none (unit
   None); sent at once, inside the request, so a receiver must be cheap (bws: an adaptive
   design orders its next batch before the open tuples run out).
@@ -34,6 +37,7 @@ units_built = Signal()
 answers_changed = Signal()
 answers_settled = Signal()
 session_ended = Signal()
+member_removed = Signal()
 queue_served = Signal()
 
 SOURCES = ("web", "api", "import")
@@ -74,6 +78,12 @@ def built_project(*, project, config, data, instances) -> BuildReport:
 def built_units(*, project, config) -> None:
     """Let the receivers build on the project's queue units (BuildRefused rolls it back)."""
     units_built.send(sender=type(project), project=project, config=config)
+
+
+def removed_member(*, project, user) -> int:
+    """Tell the receivers a person left the project; how many leases they ended."""
+    responses = member_removed.send(sender=type(project), project=project, user=user)
+    return sum(ended or 0 for _, ended in responses)
 
 
 def announce_answers(*, project_id: int, schemes, count: int, source: str) -> None:

@@ -8,9 +8,6 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 
-from annotation.models import Annotation, Assignment
-from annotation.queue import person_cap
-from crowds.attention_checks import check_plan
 from projects.media import unit_media
 from projects.models import Instance, Item, Lab, LabMembership, Membership, Project, Removal, Unit
 from projects.schemes import scheme_type
@@ -107,31 +104,6 @@ def project_progress(projects) -> dict[int, Progress]:
             done=figures["done"] or 0, total=figures["units"] * cap, label="project annotations"
         )
     return result
-
-
-@dataclass(frozen=True)
-class ProjectOverview:
-    n_items: int
-    n_instances: int
-    n_tuples: int
-    n_annotations: int
-    members: list
-
-
-def project_overview(project: Project) -> ProjectOverview:
-    members = list(
-        Membership.objects.filter(project=project)
-        .exclude(user__participant__project=project)  # listed apart, in pages (participant_list)
-        .select_related("user")
-        .order_by("role", "user__username")
-    )
-    return ProjectOverview(
-        n_items=Item.objects.filter(project=project).count(),
-        n_instances=Instance.objects.filter(project=project).count(),
-        n_tuples=Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE, is_gold=False).count(),
-        n_annotations=Annotation.objects.filter(project=project).count(),
-        members=members,
-    )
 
 
 def lab_members(lab: Lab) -> QuerySet[LabMembership]:
@@ -322,80 +294,6 @@ def unit_name(unit: Unit, *, hidden: bool) -> str:
     return str(unit.pk) if hidden and unit.kind == Unit.Kind.TUPLE else unit.external_id
 
 
-def my_answers(project: Project, user, unit: Unit) -> dict:
-    return dict(
-        Annotation.objects.filter(project=project, unit=unit, annotator=user).values_list(
-            "scheme", "value"
-        )
-    )
-
-
-def my_progress(
-    project: Project, user, *, units: int | None = None, done: int | None = None
-) -> Progress:
-    """Units this annotator completed, out of what the queue can still give them (``units``:
-    the project's ordinary units, ``done``: the units they completed, the training's not
-    counted, when the caller has them already); attention checks count in both."""
-    if done is None:
-        done = (
-            Assignment.objects.filter(
-                project=project, annotator=user, status=Assignment.Status.COMPLETED
-            )
-            .exclude(unit__is_gold=True, unit__gold__training=True)
-            .count()
-        )
-    cap = person_cap(project, user, with_training=False)  # a participant's quota included
-    if units is None:
-        units = Unit.objects.filter(project=project, is_gold=False).count()
-    total = min(units, cap) if cap else units
-    # Attention checks come on top of the quota and are counted like any unit, so the
-    # progress a check adds is the progress any unit adds (crowds.attention_checks).
-    plan = check_plan(project, user)
-    if plan is not None:
-        total = plan.units_for(total)
-    return Progress(done=done, total=total, label="answered by you")
-
-
-def my_completed_units(project: Project, user) -> QuerySet[Assignment]:
-    """This annotator's answered units, the latest first (answers stored at the same time,
-    as an import stores them, in the reverse of the order they were stored)."""
-    return (
-        Assignment.objects.filter(
-            project=project, annotator=user, status=Assignment.Status.COMPLETED
-        )
-        .select_related("unit")
-        .order_by("-completed_at", "-pk")
-    )
-
-
-_ASK = object()
-
-
-def previous_answer(project: Project, user, unit: Unit, *, current=_ASK) -> Assignment | None:
-    """The answer this annotator gave just before the one on ``unit``, in the order they
-    answered; for a unit not answered yet, their latest answer; None before the first.
-    ``current``: their completed assignment of ``unit`` (None: not answered) when the caller
-    has read it already."""
-    completed = my_completed_units(project, user)
-    if current is _ASK:
-        current = completed.filter(unit=unit).first()
-    if current is None:
-        return completed.first()
-    earlier = Q(completed_at__lt=current.completed_at) | Q(
-        completed_at=current.completed_at, pk__lt=current.pk
-    )
-    return completed.filter(earlier).first()
-
-
-def model_judges(project: Project) -> set[str]:
-    """Usernames of model judges that answered in the project."""
-    return set(
-        Annotation.objects.filter(project=project, annotator__annotator_profile__is_model=True)
-        .values_list("annotator__username", flat=True)
-        .distinct()
-    )
-
-
 def excluded_names(project: Project | int) -> list[str]:
     """The usernames of the annotators left out, sorted."""
     project_id = project.pk if isinstance(project, Project) else project
@@ -413,3 +311,43 @@ def excluded_user_ids(project: Project | int) -> set[int]:
             "user_id", flat=True
         )
     )
+
+
+@dataclass(frozen=True)
+class ProjectOverview:
+    n_items: int
+    n_instances: int
+    n_tuples: int
+    n_annotations: int
+    members: list
+
+
+def project_overview(project: Project) -> ProjectOverview:
+    members = list(
+        Membership.objects.filter(project=project)
+        .exclude(user__participant__project=project)  # listed apart, in pages (participant_list)
+        .select_related("user")
+        .order_by("role", "user__username")
+    )
+    return ProjectOverview(
+        n_items=Item.objects.filter(project=project).count(),
+        n_instances=Instance.objects.filter(project=project).count(),
+        n_tuples=Unit.objects.filter(project=project, kind=Unit.Kind.TUPLE, is_gold=False).count(),
+        n_annotations=project.annotations.count(),  # annotation's answers, by their relation
+        members=members,
+    )
+
+
+# How far one person has come in a project is counted by the app that hands out the work
+# (annotation, which registers its count here in AppConfig.ready): its queue and answers
+# sit above projects.
+_person_progress = []
+
+
+def register_person_progress(count) -> None:
+    _person_progress[:] = [count]
+
+
+def person_progress(project: Project, user) -> Progress:
+    """Units this person completed out of what they may do (annotation.selectors.my_progress)."""
+    return _person_progress[0](project, user)

@@ -19,8 +19,7 @@ from django.db import connection
 
 from annotation.models import Annotation
 from bws.models import ScoreRun
-from labs.services import add_project_members
-from projects.services import import_project
+from projects.services import add_project_members, import_project
 
 ROOT = Path(settings.BASE_DIR)
 BIN = Path(sys.executable).parent

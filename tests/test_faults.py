@@ -12,8 +12,7 @@ import requests
 
 from annotation.models import Annotation, Submission
 from bws.models import ScoreRun
-from labs.services import add_project_members
-from projects.services import import_project
+from projects.services import add_project_members, import_project
 from tests.test_background import ROOT, Stack, wait_for
 
 pytestmark = [

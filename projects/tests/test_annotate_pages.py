@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from annotation.instructions import mark_seen
 from annotation.models import Annotation, Assignment
-from crowds.instructions import mark_seen
 from projects.models import Unit
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory

@@ -85,7 +85,7 @@ def test_add_members_changes_role():
 
 
 def test_add_members_marks_model_judges():
-    from projects.selectors import model_judges
+    from annotation.selectors import model_judges
     from projects.services import mark_model_judge
 
     run("import_project", CONFIG, "--slug", "mt")

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from crowds.instructions import mark_seen
+from annotation.instructions import mark_seen
 from projects.configuration import ConfigError, load_config
 from projects.models import Unit
 from projects.services import import_project

@@ -8,9 +8,8 @@ import pytest
 from django.conf import settings
 
 from bws.models import BwsTuple
-from labs.services import add_project_members
 from projects.models import Instance, Item, Lab, Membership, Project, Unit
-from projects.services import ProjectImportError, import_project
+from projects.services import ProjectImportError, add_project_members, import_project
 from projects.tests.factories import LabFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

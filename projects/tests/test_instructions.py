@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from crowds.instructions import render_instructions
+from annotation.instructions import render_instructions
 from projects.configuration import ConfigError, load_config
 from projects.configuration.instructions import MAX_INSTRUCTIONS_BYTES
 from projects.services import import_project

@@ -14,7 +14,7 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
-from labs.invites import invite_token_generator
+from projects.invites import invite_token_generator
 from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import (
@@ -161,7 +161,7 @@ def test_the_invite_is_e_mailed_when_an_address_is_given(client, manager):
 def test_a_mail_server_that_is_down_loses_no_link(client, manager):
     from smtplib import SMTPConnectError
 
-    with mock.patch("labs.invites.send_mail", side_effect=SMTPConnectError(421, "down")):
+    with mock.patch("projects.invites.send_mail", side_effect=SMTPConnectError(421, "down")):
         response = invite(client, "zoe", email="zoe@example.org")
     assert response.status_code == 302
     html = client.get(reverse("project-detail", args=["p1"])).content.decode()

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.instructions import mark_seen
 from annotation.models import Assignment
-from crowds.instructions import mark_seen
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 

@@ -9,13 +9,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from annotation import selectors as work
 from annotation import unit_page
 from annotation.answers import submit_answers
 from annotation.models import Assignment
 from annotation.queue import next_unit
 from crowds.models import Participant
 from crowds.participants import _session_participant
-from projects import selectors
 from projects.models import Membership, Unit
 from projects.services import import_project
 from projects.tests.factories import UserFactory
@@ -105,11 +105,11 @@ def test_the_unit_with_its_assignment_and_the_standing_are_those_of_the_orm(tmp_
         standing = unit_page.standing(project, user)
     assert len(asked) == 1
     assert standing.units == Unit.objects.filter(project=project, shown_number__isnull=True).count()
-    completed = selectors.my_completed_units(project, user)
+    completed = work.my_completed_units(project, user)
     assert standing.completed == completed.count() == 2
     assert standing.latest_unit_id == completed.first().unit_id
     in_hand = Assignment.objects.get(annotator=user, project=project, status="reserved").unit
-    assert selectors.previous_answer(project, user, in_hand).unit_id == standing.latest_unit_id
+    assert work.previous_answer(project, user, in_hand).unit_id == standing.latest_unit_id
     assert unit_page.completed_count(project, user) == 2
     assert unit_page.completed_count(other, user) == 0
     assert unit_page.completed_count(project, someone) == 1

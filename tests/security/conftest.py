@@ -95,9 +95,13 @@ def build_world(tmp_path) -> World:
     from annotation.models import Assignment
     from annotation.queue import next_unit
     from bws import services as bws_services
-    from labs.services import remove_project_member
     from projects.models import Membership
-    from projects.services import create_lab, import_project, mark_model_judge
+    from projects.services import (
+        create_lab,
+        import_project,
+        mark_model_judge,
+        remove_project_member,
+    )
     from projects.tests.factories import MembershipFactory, UserFactory
 
     def person(username, **extra):

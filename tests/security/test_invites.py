@@ -16,10 +16,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from labs.invites import invite_path
-from labs.services import add_project_members
+from projects.invites import invite_path
 from projects.models import LabMembership, Membership
-from projects.services import add_lab_member
+from projects.services import add_lab_member, add_project_members
 from projects.tests.factories import MembershipFactory, UserFactory
 
 User = get_user_model()

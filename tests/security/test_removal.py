@@ -12,9 +12,8 @@ from rest_framework.test import APIClient
 
 from annotation.models import Annotation, Assignment
 from crowds.models import Participant
-from labs.services import add_project_members, remove_project_member
 from projects.models import Membership, Removal, Unit
-from projects.services import import_project
+from projects.services import add_project_members, import_project, remove_project_member
 from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

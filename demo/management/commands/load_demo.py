@@ -10,9 +10,8 @@ from django.utils import timezone
 
 from agreement.services import compute_report
 from annotation.annotation_files import import_records, read_import_file
-from labs.services import add_project_members
 from projects.models import Lab, Membership, Project
-from projects.services import add_lab_member, import_project, mark_model_judge
+from projects.services import add_lab_member, add_project_members, import_project, mark_model_judge
 
 DEMO_LAB = ("Demo Lab", "demo-lab")
 DEMO_USERS = [

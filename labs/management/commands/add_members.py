@@ -3,9 +3,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from labs.services import add_project_members
 from projects.models import Membership, Project
-from projects.services import mark_model_judge
+from projects.services import add_project_members, mark_model_judge
 
 
 class Command(BaseCommand):

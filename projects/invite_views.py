@@ -10,7 +10,8 @@ from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_POST
 
-from labs.invites import (
+from projects.access import managed_project_or_404
+from projects.invites import (
     InviteForbidden,
     InviteRefused,
     invite_lifetime,
@@ -20,7 +21,6 @@ from labs.invites import (
     renew_invite,
     security_log,
 )
-from projects.access import managed_project_or_404
 from projects.models import Membership
 
 INVITE_LINKS = "invite_links"

@@ -12,35 +12,113 @@ import django_filters
 from django import forms
 from django.db import connection
 from django.db.models import Q
+from django.shortcuts import get_object_or_404
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
-    OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
     extend_schema_field,
     extend_schema_view,
 )
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotation.annotation_files import EXPORT_TYPES, export_file
-from annotation.api import PROJECT_EXAMPLE, ProjectListApi, ProjectOutputSerializer
-from labs import services as lab_services
-from labs.invites import create_missing_accounts, mail_invite
 from projects import selectors, services
 from projects.access import managed_project_or_404
 from projects.api_errors import NOT_FOUND, error_response
-from projects.downloads import attachment
-from projects.forms import AddMembersForm, ProjectUploadForm, split_entries
-from projects.models import Item, Membership, Unit
+from projects.forms import ProjectUploadForm
+from projects.models import Item, Project, Unit
 
-ROLES = Membership.Role.values
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(help_text="Answers given (for an annotator: theirs).")
+    total = serializers.IntegerField(help_text="Answers the design asks for.")
+    percent = serializers.FloatField()
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
+    lab = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    role = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = ["slug", "name", "lab", "allow_all_users", "created_at", "role", "progress"]
+
+    def get_role(self, project) -> str | None:
+        return selectors.project_role(self.context["request"].user, project)
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, project) -> dict:
+        progress = self.context.get("progress", {}).get(project.pk)
+        if progress is None:
+            progress = selectors.project_progress([project])[project.pk]
+        return {"done": progress.done, "total": progress.total, "percent": progress.percent}
+
+
+PROJECT_EXAMPLE = {
+    "slug": "mt-ranking",
+    "name": "MT Fluency and Adequacy (BWS)",
+    "lab": "demo-lab",
+    "allow_all_users": False,
+    "created_at": "2026-03-01T09:30:00Z",
+    "role": "annotator",
+    "progress": {"done": 120, "total": 400, "percent": 30.0},
+}
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Projects"],
+        operation_id="projects_list",
+        summary="List your projects",
+        examples=[
+            # one project: the schema puts it in a page of results
+            OpenApiExample("A page of projects", value=PROJECT_EXAMPLE, response_only=True)
+        ],
+    )
+)
+class ProjectListApi(generics.ListAPIView):
+    """Projects the caller may see, with their role and progress."""
+
+    serializer_class = ProjectOutputSerializer
+
+    def get_queryset(self):
+        return selectors.visible_projects(self.request.user).order_by("name")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        page = getattr(self, "_page", None)
+        if page is not None:
+            context["progress"] = selectors.project_progress(page)
+        return context
+
+    def paginate_queryset(self, queryset):
+        self._page = super().paginate_queryset(queryset)
+        return self._page
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["Projects"],
+        operation_id="project_retrieve",
+        summary="One project",
+        examples=[OpenApiExample("A project", value=PROJECT_EXAMPLE, response_only=True)],
+    )
+)
+class ProjectDetailApi(generics.RetrieveAPIView):
+    """One project the caller may see (404 for any other)."""
+
+    serializer_class = ProjectOutputSerializer
+
+    def get_object(self):
+        return get_object_or_404(
+            selectors.visible_projects(self.request.user), slug=self.kwargs["slug"]
+        )
+
 
 # --------------------------------------------------------------------------- projects
 
@@ -190,221 +268,6 @@ class ProjectListCreateApi(ProjectListApi):
 
 
 # --------------------------------------------------------------------------- members
-
-
-class MemberSerializer(serializers.ModelSerializer):
-    user_id = serializers.IntegerField(source="user.pk")
-    username = serializers.CharField(source="user.username")
-    email = serializers.CharField(source="user.email")
-    joined_at = serializers.DateTimeField(source="created_at")
-
-    class Meta:
-        model = Membership
-        fields = ["user_id", "username", "email", "role", "joined_at"]
-
-
-def one_entry(value: str) -> None:
-    if split_entries(value) != [value]:
-        raise serializers.ValidationError(
-            "one username or e-mail address per entry, without spaces, commas or semicolons"
-        )
-
-
-class MembersInputSerializer(serializers.Serializer):
-    members = serializers.ListField(
-        child=serializers.CharField(max_length=254, validators=[one_entry]),
-        min_length=1,
-        max_length=500,
-        help_text="Usernames or e-mail addresses of accounts (at most 500).",
-    )
-    role = serializers.ChoiceField(ROLES, default=Membership.Role.ANNOTATOR)
-    create_missing = serializers.BooleanField(
-        default=False,
-        help_text="Make an account for each entry nobody has yet; its invite link comes back "
-        "(and goes by e-mail to an address entry).",
-    )
-
-
-class MemberResultSerializer(serializers.Serializer):
-    entry = serializers.CharField(help_text="The entry as sent.")
-    account = serializers.CharField(help_text="The account it names; empty for none.")
-    outcome = serializers.ChoiceField(
-        [
-            "added",
-            "account created",
-            "already a member",
-            "unknown account",
-            "invalid entry",
-            "skipped",
-        ]
-    )
-    text = serializers.CharField(help_text="What became of it, in words.")
-    invite_url = serializers.CharField(
-        required=False, help_text="For a created account: where its owner sets a password."
-    )
-    emailed = serializers.BooleanField(required=False)
-
-
-class MembersAddedSerializer(serializers.Serializer):
-    results = MemberResultSerializer(many=True)
-
-
-class MemberFilter(django_filters.FilterSet):
-    role = django_filters.ChoiceFilter(choices=Membership.Role.choices)
-    search = django_filters.CharFilter(
-        method="filter_search", max_length=254, help_text="Part of a username or e-mail address."
-    )
-
-    class Meta:
-        model = Membership
-        fields = ["role"]
-
-    def filter_search(self, queryset, name, value):
-        return queryset.filter(Q(user__username__icontains=value) | Q(user__email__icontains=value))
-
-
-MEMBER_EXAMPLE = {
-    "user_id": 7,
-    "username": "ada",
-    "email": "ada@example.org",
-    "role": "annotator",
-    "joined_at": "2026-03-01T09:30:00Z",
-}
-
-
-def _invite_rows(request, project, invites) -> dict[str, dict]:
-    """Each new account's invite link, e-mailed where an address is known."""
-    rows = {}
-    for invite in invites:
-        link = request.build_absolute_uri(invite.path)
-        try:
-            emailed = mail_invite(invite=invite, link=link, project=project, sender=request.user)
-        except OSError:  # a mail server that is down loses no link
-            emailed = False
-        rows[invite.user.username] = {"invite_url": link, "emailed": emailed}
-    return rows
-
-
-@extend_schema_view(
-    get=extend_schema(
-        tags=["Members"],
-        operation_id="members_list",
-        summary="List the project's members",
-        responses={200: MemberSerializer(many=True), 404: NOT_FOUND},
-        examples=[OpenApiExample("A page of members", value=MEMBER_EXAMPLE, response_only=True)],
-    )
-)
-class MembersApi(generics.ListAPIView):
-    """The project's members with their roles (for its managers, its lab's admins, staff).
-    Lab admins and staff manage a project without being listed as its members."""
-
-    serializer_class = MemberSerializer
-    filterset_class = MemberFilter
-    queryset = Membership.objects.none()  # for the schema; get_queryset scopes by project
-
-    def get_queryset(self):
-        project = managed_project_or_404(self.request.user, self.kwargs["slug"])
-        return (
-            Membership.objects.filter(project=project)
-            .select_related("user")
-            .order_by("user__username")
-        )
-
-    @extend_schema(
-        tags=["Members"],
-        operation_id="members_add",
-        summary="Add members, or change their role",
-        description="The web's members form: each entry (a username or an e-mail address) "
-        "gets the role, or says why not; accounts already in the project get the new role. "
-        "With create_missing, entries nobody has yet become new accounts with invite links.",
-        request=MembersInputSerializer,
-        responses={200: MembersAddedSerializer, 400: error_response("Refused."), 404: NOT_FOUND},
-        examples=[
-            OpenApiExample(
-                "Two accounts",
-                value={"members": ["ada", "grace@example.org"], "role": "annotator"},
-                request_only=True,
-            ),
-            OpenApiExample(
-                "What became of them",
-                value={
-                    "results": [
-                        {
-                            "entry": "ada",
-                            "account": "ada",
-                            "outcome": "added",
-                            "text": "added as annotator",
-                        },
-                        {
-                            "entry": "grace@example.org",
-                            "account": "",
-                            "outcome": "unknown account",
-                            "text": "not added: no account has this e-mail address",
-                        },
-                    ]
-                },
-                response_only=True,
-            ),
-        ],
-    )
-    def post(self, request, slug):
-        project = managed_project_or_404(request.user, slug)
-        data = MembersInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        form = AddMembersForm(
-            {
-                "usernames": "\n".join(data.validated_data["members"]),
-                "role": data.validated_data["role"],
-            }
-        )
-        if not form.is_valid():
-            raise ValidationError(
-                {("members" if k == "usernames" else k): v for k, v in _form_errors(form).items()}
-            )
-        entries, role = form.cleaned_data["usernames"], form.cleaned_data["role"]
-        invites = {}
-        if data.validated_data["create_missing"]:
-            made = create_missing_accounts(entries, project=project, role=role)
-            invites = _invite_rows(request, project, made)
-        known = [e.user.username for e in entries if e.user is not None]
-        changes = lab_services.add_project_members(project=project, usernames=known, role=role)
-        rows = lab_services.member_results(entries, {c.username: c for c in changes})
-        for row in rows:
-            row.update(invites.get(row["account"], {}))
-        return Response({"results": rows})
-
-    @extend_schema(
-        tags=["Members"],
-        operation_id="member_remove",
-        summary="Remove a member",
-        parameters=[
-            OpenApiParameter("username", str, required=True, description="The member's username.")
-        ],
-        request=None,
-        responses={
-            204: None,
-            400: error_response("No username given."),
-            404: error_response(
-                "No such project or member.", {"detail": "ada is not a member of this project."}
-            ),
-        },
-    )
-    def delete(self, request, slug):
-        project = managed_project_or_404(request.user, slug)
-        username = request.query_params.get("username", "")
-        if not username:
-            raise ValidationError({"username": ["Name the member to remove."]})
-        membership = (
-            Membership.objects.filter(project=project, user__username=username)
-            .select_related("user")
-            .first()
-        )
-        if membership is None:
-            raise NotFound(f"{username[:150]} is not a member of this project.")
-        lab_services.remove_project_member(
-            project=project, user=membership.user, removed_by=request.user
-        )
-        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 # --------------------------------------------------------------------------- items, tuples
@@ -572,55 +435,3 @@ class TuplesApi(generics.ListAPIView):
 
 
 # --------------------------------------------------------------------------- export
-
-
-class ErrorsAsJson(DefaultContentNegotiation):
-    """The export answers a file itself; only its refusals are rendered, always as JSON.
-    (DRF's own negotiation would read ?format= as a renderer's name.)"""
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
-
-
-class ExportApi(APIView):
-    """Every answer of the project in the interchange format: the web export's file."""
-
-    content_negotiation_class = ErrorsAsJson
-
-    @extend_schema(
-        tags=["Export"],
-        operation_id="project_export",
-        summary="Export the project's answers",
-        description="One record per annotator and unit, as the web page's export: JSON "
-        "Lines, or CSV/TSV whose cells cannot start a spreadsheet formula.",
-        parameters=[
-            OpenApiParameter(
-                "format",
-                str,
-                enum=list(EXPORT_TYPES),
-                default="jsonl",
-                description="jsonl, csv or tsv.",
-            )
-        ],
-        responses={
-            (200, media_type): OpenApiResponse(OpenApiTypes.BINARY, description="The file.")
-            for media_type in EXPORT_TYPES.values()
-        }
-        | {
-            400: error_response(
-                "Unknown format.",
-                {
-                    "detail": "format: choose jsonl, csv or tsv",
-                    "errors": {"format": ["choose jsonl, csv or tsv"]},
-                },
-            ),
-            404: NOT_FOUND,
-        },
-    )
-    def get(self, request, slug):
-        project = managed_project_or_404(request.user, slug)
-        fmt = request.query_params.get("format", "jsonl")
-        if fmt not in EXPORT_TYPES:
-            raise ValidationError({"format": ["choose jsonl, csv or tsv"]})
-        body, filename, content_type = export_file(project, fmt)
-        return attachment(body, filename=filename, content_type=content_type)

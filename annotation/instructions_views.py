@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
-from crowds.instructions import mark_seen, render_instructions
+from annotation.instructions import mark_seen, render_instructions
 from projects import selectors
 from projects.access import visible_project_or_404
 
