@@ -2,7 +2,7 @@
 reader's assignment of it, and where the reader stands in the project (units, answered,
 their latest answer). A participant opens one such page per unit, so these are written out
 once (projects.hot_sql) rather than built by the ORM on every request; the results are
-those of the ORM's queries (projects/tests/test_unit_page.py)."""
+those of the ORM's queries (annotation/tests/test_unit_page.py)."""
 
 from __future__ import annotations
 

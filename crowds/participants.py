@@ -438,7 +438,7 @@ class ParticipantScope:
 
 
 # Read on every request of a participant, so written out once (projects.hot_sql) rather
-# than built by the ORM each time; projects/tests/test_unit_page.py compares it with the ORM.
+# than built by the ORM each time; annotation/tests/test_unit_page.py compares it with the ORM.
 @cache
 def _participant_sql(vendor: str) -> str:
     q = hot_sql.quote

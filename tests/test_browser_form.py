@@ -11,7 +11,7 @@ from annotation.models import Annotation
 from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
-from projects.tests.test_annotate_pages import ALL_SCHEMES
+from annotation.tests.test_annotate_pages import ALL_SCHEMES
 
 from .test_browser import ARTIFACTS, browser_page, log_in
 

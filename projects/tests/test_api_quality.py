@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 
 from projects.models import Membership
 from projects.tests.factories import UserFactory
-from projects.tests.test_gold import _answer_all, bws_project, gold_records, member
-from projects.tests.test_participants import answer, enter, make_project, start_url
+from crowds.tests.test_gold import _answer_all, bws_project, gold_records, member
+from crowds.tests.test_participants import answer, enter, make_project, start_url
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from crowds.models import Participant
 from projects.interchange import UnitRecord
 from projects.models import Membership, Unit
 from projects.tests.factories import UserFactory
-from projects.tests.test_gold import bws_project, gold_records, truthful
+from crowds.tests.test_gold import bws_project, gold_records, truthful
 
 pytestmark = pytest.mark.django_db
 

@@ -61,7 +61,7 @@ lab-detail                              302    404    404    404    200    404  
 # a lab's members see it but may not change its people: 403 with the reason
 POST lab-detail                         302    404    404    404    403    404    400    400
 # participant links: the world's project opens none (no participants block), and the flow's
-# pages are for a participant session of the project only (projects/tests/test_participants.py)
+# pages are for a participant session of the project only (crowds/tests/test_participants.py)
 participant-start                       404    404    404    404    404    404    404    404
 participant-flow                        404    404    404    404    404    404    404    404
 participant-consent                     404    404    404    404    404    404    404    404

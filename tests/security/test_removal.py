@@ -171,7 +171,7 @@ def test_removal_by_the_service_ends_leases_and_is_recorded_once(tmp_path):
 
 
 def test_a_removed_member_of_an_open_project_gets_no_training_unit(tmp_path):
-    from projects.tests.test_gold import bws_project, gold_records
+    from crowds.tests.test_gold import bws_project, gold_records
 
     block = "gold:\n  file: gold.jsonl\n  attention_rate: 0.1\n  training:\n    units: 2\n"
     project = bws_project(tmp_path, gold_lines=gold_records(6), block=block)

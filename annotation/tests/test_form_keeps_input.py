@@ -10,7 +10,7 @@ import pytest
 
 from annotation.models import Annotation
 from projects.tests.factories import MembershipFactory, UserFactory
-from projects.tests.test_annotate_pages import (
+from annotation.tests.test_annotate_pages import (
     ALL_SCHEMES,
     form_action,
     item_ids,
