@@ -4,9 +4,9 @@ from . import invite_views, media_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/new/", views.project_create, name="project-create"),
     path("projects/example-config.yaml", views.example_config, name="example-config"),
+    path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/members/", views.project_members, name="project-members"),
     path(
         "projects/<slug:slug>/members/invite/",
