@@ -6,6 +6,7 @@ class AgreementConfig(AppConfig):
     verbose_name = "Agreement"
 
     def ready(self):
+        # Receivers import models, which the app registry must have loaded first.
         from projects import events
 
         from . import receivers

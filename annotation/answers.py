@@ -22,13 +22,8 @@ from annotation.models import Annotation, Assignment, Submission
 from annotation.queue import QueuePolicy, person_cap
 from projects import events, hot_sql
 from projects.models import Instance, Project, Removal, Unit
-from projects.validation import (
-    MAX_MILLISECONDS,
-    AnswerError,
-    AnswerLimits,
-    UnitContext,
-    validate_answers,
-)
+from projects.schemes.base import AnswerLimits, UnitContext
+from projects.validation import MAX_MILLISECONDS, AnswerError, validate_answers
 
 security_log = logging.getLogger("annolab.security")
 

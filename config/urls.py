@@ -10,7 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.permissions import IsAuthenticated
 
 from labs.auth_views import LogoutWithMessageView, ThrottledPasswordResetView
-from projects.invite_views import InviteAcceptView
+from projects.views import InviteAcceptView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -26,7 +26,7 @@ urlpatterns = [
         RedirectView.as_view(url=lazy(static, str)("annolab/favicon.svg"), permanent=True),
         name="favicon",
     ),
-    # An invite's set-password page (projects/invite_views.py).
+    # An invite's set-password page (projects/views.py).
     path(
         "accounts/invite/<uidb64>/<token>/",
         InviteAcceptView.as_view(),

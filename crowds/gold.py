@@ -37,6 +37,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, F, Q
+from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Submission
 from crowds.models import Participant
@@ -357,8 +358,6 @@ def training_blocks_work(project: Project, user) -> bool:
 
 def next_training_unit(project: Project, user, lease) -> Unit | None:
     """The first training unit this person has not answered, reserved for them."""
-    from django.utils import timezone
-
     units = training_units(project)
     answered = set(answers_by_unit(project, user, units))
     for unit in units:
@@ -561,11 +560,8 @@ def reset_screening(*, project: Project, user, by) -> ResetResult:
 def record_training_outcome(project: Project, user) -> TrainingStatus:
     """Keep the outcome on the person's participant record, where the flow reads it."""
     status = training_result(project, user).status
-    from projects import models
-
-    participant_model = getattr(models, "Participant", None)
-    if participant_model is not None and status in (TrainingStatus.PASSED, TrainingStatus.FAILED):
-        participant_model.objects.filter(project=project, user=user).update(training=str(status))
+    if status in (TrainingStatus.PASSED, TrainingStatus.FAILED):
+        Participant.objects.filter(project=project, user=user).update(training=str(status))
     return status
 
 

@@ -22,6 +22,7 @@ from annotation import selectors as work
 from annotation.answer_forms import submit_posted
 from annotation.answers import SubmitRefused
 from annotation.queue import QueuePolicy
+from annotation.views import _scheme_blocks, _scheme_views
 from crowds import gold
 from projects import selectors
 from projects.access import managed_project_or_404, visible_project_or_404
@@ -30,8 +31,6 @@ from projects.validation import AnswerError
 
 
 def _project(request, slug):
-    from django.http import Http404
-
     project = visible_project_or_404(request.user, slug)
     if selectors.project_role(request.user, project) is None:
         raise Http404
@@ -66,8 +65,6 @@ def training(request, slug):
 
 
 def _question(request, project, unit, result, *, errors=None, posted=None, status=200):
-    from annotation.views import _scheme_blocks, _scheme_views
-
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
     views = _scheme_views(project, payload, {}, posted)

@@ -4,10 +4,12 @@ from dataclasses import dataclass
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.validators import validate_email
 from django.db.models import Q
 from django.db.models.functions import Lower
 
+from projects.invites import invite_lifetime
 from projects.models import Lab, Membership
 from projects.uploads import file_limit_bytes, file_too_large, total_limit_bytes, total_too_large
 
@@ -177,3 +179,30 @@ class LabMemberForm(forms.Form):
         if user is None:
             raise forms.ValidationError(f"No account named {name}.")
         return user
+
+
+class InviteForm(forms.Form):
+    prefix = "invite"  # the members form on the same page has a role field too
+
+    username = forms.CharField(
+        max_length=150,
+        validators=[UnicodeUsernameValidator()],
+        help_text="Letters, digits and @ . + - _ only.",
+    )
+    email = forms.EmailField(
+        label="E-mail address (optional)",
+        required=False,
+        help_text="If given, the invite link is also sent there.",
+    )
+    role = forms.ChoiceField(
+        choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR, required=False
+    )
+
+    def clean_username(self):
+        return self.cleaned_data["username"].strip()
+
+    def lifetime_days(self) -> int:
+        return invite_lifetime().days
+
+    def clean_role(self):
+        return self.cleaned_data.get("role") or Membership.Role.ANNOTATOR

@@ -29,6 +29,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import base36_to_int, urlsafe_base64_encode
 
 from projects.models import LabMembership, Membership, Project
+from projects.selectors import can_manage
 
 security_log = logging.getLogger("annolab.security")
 
@@ -185,7 +186,6 @@ def renew_invite(*, project: Project, user, inviter) -> Invite:
     """A new invite link for a member who never logged in, if the inviter may manage the
     account (invite_refusals); earlier links stop working. A refusal changes nothing and is
     logged."""
-    from projects.selectors import can_manage
 
     def refuse(error: InviteRefused):
         security_log.warning(

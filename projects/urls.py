@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import invite_views, media_views, views
+from . import media_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,7 +10,7 @@ urlpatterns = [
     path("projects/<slug:slug>/members/", views.project_members, name="project-members"),
     path(
         "projects/<slug:slug>/members/invite/",
-        invite_views.project_invite,
+        views.project_invite,
         name="project-invite",
     ),
     path("projects/<slug:slug>/media/<path:path>", media_views.project_media, name="project-media"),

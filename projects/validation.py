@@ -6,24 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from projects.schemes import scheme_type
-from projects.schemes.base import short
+from projects.schemes.base import AnswerLimits, UnitContext, short
 from projects.storable import json_problem, text_problem
 
 MAX_MILLISECONDS = 2**31 - 1  # time_taken_ms: what an integer column holds
-
-
-@dataclass(frozen=True)
-class AnswerLimits:
-    """Bounds on one submission; each error names the setting that holds the bound."""
-
-    max_text: int  # ANSWER_MAX_TEXT_LENGTH: characters in one text answer or label
-    max_objects: int  # ANSWER_MAX_OBJECTS: boxes, segments or trace steps in one answer
-    max_depth: int  # ANSWER_MAX_DEPTH: nesting of lists and objects in one answer
-    max_bytes: int  # ANSWER_MAX_BYTES: the submission's answers as UTF-8 JSON
 
 
 NO_LIMITS = AnswerLimits(
@@ -37,14 +26,6 @@ class AnswerError(ValueError):
     def __init__(self, errors: dict[str, str]):
         self.errors = dict(errors)
         super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
-
-
-@dataclass(frozen=True)
-class UnitContext:
-    """What a value is checked against: the tuple's item ids, and the instance's data."""
-
-    items: list[str] = field(default_factory=list)
-    data: dict = field(default_factory=dict)
 
 
 def _field(name: Any) -> str:

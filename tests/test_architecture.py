@@ -283,7 +283,19 @@ def _function_level_imports(path: Path):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                    yield inner.lineno, lines, inner
+                    yield inner.lineno, lines
+
+
+def _reason_above(lines: list[str], line: int) -> bool:
+    """A comment line right above the block of imports this line belongs to."""
+    at = line - 2
+    while (
+        at >= 0
+        and lines[at].strip().startswith(("from ", "import ", ")"))
+        or (at >= 0 and not lines[at].strip())
+    ):
+        at -= 1
+    return at >= 0 and lines[at].strip().startswith("#")
 
 
 def test_function_level_imports_only_with_a_reason():
@@ -293,10 +305,9 @@ def test_function_level_imports_only_with_a_reason():
     for _, path in _sources(tests=False):
         if "migrations" in path.parts:
             continue
-        for line, lines, node in _function_level_imports(path):
+        for line, lines in _function_level_imports(path):
             same = lines[line - 1]
-            above = lines[line - 2].strip() if line >= 2 else ""
-            if "#" not in same and not above.startswith("#"):
+            if "#" not in same and not _reason_above(lines, line):
                 offences.append(f"{_where(path, line)}: {same.strip()}")
     offences = sorted(set(offences))
     assert not offences, "imports inside functions without a reason:\n" + "\n".join(offences)

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from annotation.models import Annotation
+from annotation.tests.test_annotate_pages import ALL_SCHEMES
 from projects.models import Membership
 from projects.services import import_project
 from projects.tests.factories import UserFactory
-from annotation.tests.test_annotate_pages import ALL_SCHEMES
 
 from .test_browser import ARTIFACTS, browser_page, log_in
 

@@ -31,6 +31,8 @@ from agreement.core.structured import (
     parse_segments,
     structured_agreement,
 )
+from bws.core.judgments import JudgmentError, build_judgments
+from bws.core.reliability import split_half
 
 # What build_scheme_report computes, by the scheme's ``measure`` (the platform's scheme
 # types name theirs: projects.schemes). None, or a name not listed: answers not compared.
@@ -222,9 +224,6 @@ def _bws(units: dict, records: list, notes: list[str], name: str) -> dict:
 
 
 def _split_half(records: list, name: str, notes: list[str]) -> dict | None:
-    from bws.core.judgments import JudgmentError, build_judgments
-    from bws.core.reliability import split_half
-
     rows = []
     for record in records:
         annotations = _get(record, "annotations") or {}

@@ -17,10 +17,11 @@ from annotation.models import Annotation, Assignment
 from projects.interchange import read_file, read_jsonl_text
 from projects.models import Unit
 from projects.schemes import scheme_type
+from projects.schemes.base import UnitContext
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
 from projects.tests.test_scheme_types import form
-from projects.validation import AnswerError, UnitContext, is_empty, validate_answers
+from projects.validation import AnswerError, is_empty, validate_answers
 
 STRUCTURED = ("spatial_annotation", "temporal_grounding", "tiered_annotation")
 OPTIONS = {

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from annotation.models import Annotation
-from projects.tests.factories import MembershipFactory, UserFactory
 from annotation.tests.test_annotate_pages import (
     ALL_SCHEMES,
     form_action,
@@ -17,6 +16,7 @@ from annotation.tests.test_annotate_pages import (
     two_dims,
     unit_page,
 )
+from projects.tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 __all__ = ["two_dims"]  # the fixture, used below by name

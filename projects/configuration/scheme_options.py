@@ -54,6 +54,8 @@ class ChoiceOptions(SchemeEntry):
 
 def option_model(annotation_type: str) -> type[SchemeEntry] | None:
     """The option model of the scheme type a configuration names, or None if unknown."""
+    # projects.schemes imports this module (its types declare their options here), so the
+    # registry is asked when a config is read, once every type has registered.
     from projects.schemes import config_types
 
     return config_types().get(annotation_type)
@@ -61,6 +63,6 @@ def option_model(annotation_type: str) -> type[SchemeEntry] | None:
 
 def annotation_types() -> list[str]:
     """Every annotation_type a configuration may name (dialect A's bws included)."""
-    from projects.schemes import config_types
+    from projects.schemes import config_types  # asked once every type has registered (above)
 
     return ["bws", *config_types()]

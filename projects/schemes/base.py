@@ -16,10 +16,27 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-if TYPE_CHECKING:
-    from projects.validation import AnswerLimits, UnitContext
+
+@dataclass(frozen=True)
+class AnswerLimits:
+    """Bounds on one submission; each error names the setting that holds the bound."""
+
+    max_text: int  # ANSWER_MAX_TEXT_LENGTH: characters in one text answer or label
+    max_objects: int  # ANSWER_MAX_OBJECTS: boxes, segments or trace steps in one answer
+    max_depth: int  # ANSWER_MAX_DEPTH: nesting of lists and objects in one answer
+    max_bytes: int  # ANSWER_MAX_BYTES: the submission's answers as UTF-8 JSON
+
+
+@dataclass(frozen=True)
+class UnitContext:
+    """What a value is checked against: the tuple's item ids, and the instance's data."""
+
+    items: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+
 
 # Registered types by stored type name (filled by SchemeType.__init_subclass__).
 _REGISTRY: dict[str, type[SchemeType]] = {}

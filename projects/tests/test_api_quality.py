@@ -8,10 +8,10 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from projects.models import Membership
-from projects.tests.factories import UserFactory
 from crowds.tests.test_gold import _answer_all, bws_project, gold_records, member
 from crowds.tests.test_participants import answer, enter, make_project, start_url
+from projects.models import Membership
+from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

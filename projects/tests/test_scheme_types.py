@@ -20,10 +20,10 @@ from projects import interchange, schemes
 from projects.configuration import load_config
 from projects.configuration.scheme_options import SchemeEntry
 from projects.schemes import known_types, scheme_type
-from projects.schemes.base import _REGISTRY, SchemeType
+from projects.schemes.base import _REGISTRY, SchemeType, UnitContext
 from projects.services import ProjectImportError, import_project
 from projects.tests.factories import MembershipFactory, UserFactory
-from projects.validation import AnswerError, UnitContext, validate_answers
+from projects.validation import AnswerError, validate_answers
 
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
 TRACE_TYPES = (

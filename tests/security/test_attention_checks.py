@@ -12,9 +12,9 @@ from annotation.answers import submit_answers
 from annotation.models import Assignment
 from annotation.queue import next_unit
 from crowds import attention_checks, gold
+from crowds.tests.test_gold import bws_project, gold_records, radio_project, truthful
 from projects.models import UNIT_ID_HIGH, UNIT_ID_LOW, Membership, Unit
 from projects.tests.factories import UserFactory
-from crowds.tests.test_gold import bws_project, gold_records, radio_project, truthful
 
 pytestmark = pytest.mark.django_db
 

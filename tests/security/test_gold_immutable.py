@@ -16,10 +16,10 @@ from annotation.models import Annotation, Assignment
 from annotation.queue import next_unit
 from crowds import gold
 from crowds.models import Participant
+from crowds.tests.test_gold import bws_project, gold_records, truthful
 from projects.interchange import UnitRecord
 from projects.models import Membership, Unit
 from projects.tests.factories import UserFactory
-from crowds.tests.test_gold import bws_project, gold_records, truthful
 
 pytestmark = pytest.mark.django_db
 

@@ -2,6 +2,7 @@ import importlib.util
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -10,6 +11,9 @@ from django.utils import timezone
 
 from agreement.services import compute_report
 from annotation.annotation_files import import_records, read_import_file
+from annotation.answers import submit_answers
+from annotation.queue import next_unit
+from bws import services as bws_services
 from projects.models import Lab, Membership, Project
 from projects.services import add_lab_member, add_project_members, import_project, mark_model_judge
 
@@ -41,12 +45,6 @@ SYSTEM_QUALITY = {"sys_a": 1.2, "sys_b": 0.6, "sys_c": 0.0, "sys_d": -0.6, "sys_
 def simulate_bws_answers(project, per_rater: int = 150, seed: int = 7) -> int:
     """Answers from simulated raters (inactive accounts) drawn from the MaxDiff model, so the
     demo's BWS tab has scores to show; then score every scheme once."""
-    import numpy as np
-
-    from annotation.answers import submit_answers
-    from annotation.queue import next_unit
-    from bws import services as bws_services
-
     rng = np.random.default_rng(seed)
     User = get_user_model()
     quality = {
