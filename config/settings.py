@@ -157,7 +157,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            "config.storage.StaticStorage"
             if not DEBUG and env_bool("STATIC_MANIFEST", False)
             else "django.contrib.staticfiles.storage.StaticFilesStorage"
         )
