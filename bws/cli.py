@@ -1,29 +1,29 @@
 """The BWS command line: ``python -m bws COMMAND ...``, no database or server needed.
 
-Subcommands live in ``REGISTRY``: command name -> a function that adds its subparser(s)
-to argparse's subparsers and sets ``handler`` (a function of the parsed arguments that
-returns the exit code). A registrar given as ``"module:function"`` is imported only when
-its command runs (or for ``--help``), so ``generate-tuples`` loads nothing but numpy,
-scipy and the data file reader. ``CliError``, ``DesignError`` and ``DataError`` from a
-handler become a message and exit code 2.
+This module only builds the parser, from the standard library and
+``bws.core.scoring_options``, so ``--help`` answers at once. Each command's handler
+imports its implementation when the command runs: ``bws.cli_tuples`` for
+``generate-tuples`` (numpy, scipy, the data file reader) and ``bws.cli_scoring`` for
+``score`` and ``stats`` (scipy and the configuration schema as well). A ``CliError``
+from a handler becomes a message and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bws.core.design import (
-    DesignError,
-    balanced_design,
-    design_summary,
-    random_tuples,
+from bws.core.scoring_options import (
+    DEFAULT_ALPHA,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOLERANCE,
+    INTERVAL_METHODS,
+    METHODS,
+    SHRINKAGE,
+    UNITS,
 )
-from projects.datafiles import DataError, read_records
 
 Registrar = Callable[[argparse._SubParsersAction], None]
 
@@ -45,10 +45,41 @@ def _int_at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def _positive_int(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
 # --------------------------------------------------------------------------- generate-tuples
 
 
-def _register_generate_tuples(subparsers: argparse._SubParsersAction) -> None:
+def add_generate_tuples_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "generate-tuples",
         help="design BWS tuples for the items of a data file",
@@ -88,85 +119,110 @@ def _register_generate_tuples(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--id-key", default="id", help="field holding the item id (default id)")
 
 
-def read_item_ids(path: Path, id_key: str) -> list[str]:
-    """Item ids in file order; a missing, empty or repeated id is an error naming file:line."""
-    records = read_records(path)
-    ids: list[str] = []
-    first_line: dict[str, int] = {}
-    problems = []
-    for record in records:
-        value = record.data.get(id_key)
-        where = f"{record.file}:{record.line}"
-        if value is None or (isinstance(value, str) and not value.strip()):
-            problems.append(f"{where}: no {id_key!r} value")
-            continue
-        if isinstance(value, (dict, list, bool)):
-            problems.append(f"{where}: {id_key!r} must be a string or a number")
-            continue
-        item_id = str(value).strip()
-        if item_id in first_line:
-            problems.append(f"{where}: id {item_id!r} repeats line {first_line[item_id]}")
-            continue
-        first_line[item_id] = record.line
-        ids.append(item_id)
-    if problems:
-        shown = problems[:20]
-        if len(problems) > 20:
-            shown.append(f"... and {len(problems) - 20} more")
-        raise CliError("\n".join(shown))
-    if not ids:
-        raise CliError(f"{path}: no items")
-    return ids
-
-
 def _generate_tuples(args: argparse.Namespace) -> int:
-    ids = read_item_ids(args.items, args.id_key)
-    n = len(ids)
-    asked = -(-n * args.tuples_per_item // args.tuple_size)
-    if args.method == "random":
-        if args.ensure_pair_coverage:
-            raise CliError("--ensure-pair-coverage needs --method balanced_incomplete")
-        tuples = random_tuples(n, args.tuple_size, args.tuples_per_item, seed=args.seed)
-        notes: list[str] = []
-    else:
-        tuples, notes = balanced_design(
-            n,
-            args.tuple_size,
-            args.tuples_per_item,
-            seed=args.seed,
-            ensure_pair_coverage=args.ensure_pair_coverage,
-        )
-    try:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        with args.output.open("w", encoding="utf-8") as out:
-            for number, row in enumerate(tuples.tolist(), start=1):
-                line = {"id": f"tuple_{number:06d}", "items": [ids[i] for i in row]}
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    except OSError as exc:
-        raise CliError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
-    summary = design_summary(tuples, n, notes=notes, added_tuples=len(tuples) - asked)
-    print(f"method: {args.method}, seed {args.seed}")
-    for line in summary.lines():
-        print(line)
-    print(f"wrote {len(tuples):,} tuples to {args.output}")
-    return 0
+    # numpy and scipy are heavy: the design code loads only when this command runs
+    from bws.cli_tuples import generate_tuples
+
+    return generate_tuples(args)
 
 
-REGISTRY: dict[str, Registrar | str] = {
-    "generate-tuples": _register_generate_tuples,
-    "score": "bws.cli_scoring:register",
-    "stats": "bws.cli_scoring:register",
-}
+# --------------------------------------------------------------------------- score, stats
+
+
+def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="score a BWS scheme from the annotation files",
+        description="Score a best-worst scheme from the config's data files and the "
+        "annotation files in its output_annotation_dir, and write the score table.",
+    )
+    parser.add_argument("--config", required=True, help="project YAML configuration")
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        help="scoring method (default: the scheme's scoring.method)",
+    )
+    parser.add_argument("--scheme", help="BWS scheme name (needed when there are several)")
+    parser.add_argument(
+        "--output",
+        help="score table path: TSV, or CSV for a .csv path (default: the scheme's "
+        "scoring.output_file, else <output_annotation_dir>/bws_scores.tsv)",
+    )
+    parser.add_argument(
+        "--intervals",
+        choices=INTERVAL_METHODS,
+        default="calibrated",
+        help="how the 95%% intervals are made: calibrated (default; posterior intervals of "
+        "the empirical-Bayes fit, moderated t for counting) or bootstrap (cluster percentile "
+        "intervals, which cover too rarely at few appearances per item)",
+    )
+    parser.add_argument(
+        "--shrinkage",
+        choices=SHRINKAGE,
+        default="empirical_bayes",
+        help="penalty of the model fits: empirical_bayes (default; the prior variance of the "
+        "utilities estimated from the data) or fixed (--alpha)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_positive_float,
+        default=DEFAULT_ALPHA,
+        help="the fixed penalty alpha * sum(u**2), with --shrinkage fixed "
+        f"(default {DEFAULT_ALPHA})",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=_count,
+        help="intervals at all (any positive number) and, with --intervals bootstrap, the "
+        "resamples; 0 for none (default: the scheme's bootstrap_iterations, or 0 when "
+        "include_confidence is false)",
+    )
+    parser.add_argument(
+        "--resample-by",
+        choices=UNITS,
+        default="tuple",
+        help="bootstrap cluster (default: tuple)",
+    )
+    parser.add_argument("--seed", type=_count, help="bootstrap seed (default: the design seed)")
+    parser.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER)
+    parser.add_argument("--tolerance", type=_positive_float, default=DEFAULT_TOLERANCE)
+    parser.set_defaults(handler=_score)
+
+
+def add_stats_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "stats",
+        help="print BWS statistics per scheme",
+        description="Print items, tuples, annotations, a score summary, the top items and "
+        "split-half reliability for every best-worst scheme.",
+    )
+    parser.add_argument("--config", required=True, help="project YAML configuration")
+    parser.add_argument("--seed", type=_count, help="bootstrap and split seed")
+    parser.set_defaults(handler=_stats)
+
+
+def _score(args: argparse.Namespace) -> int:
+    # scipy and the configuration schema are heavy: loaded only when this command runs
+    from bws.cli_scoring import run_score
+
+    return run_score(args)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    # scipy and the configuration schema are heavy: loaded only when this command runs
+    from bws.cli_scoring import run_stats
+
+    return run_stats(args)
 
 
 # --------------------------------------------------------------------------- entry point
 
-
-def _registrar(entry: Registrar | str) -> Registrar:
-    if callable(entry):
-        return entry
-    module, _, name = entry.partition(":")
-    return getattr(importlib.import_module(module), name)
+# Command name -> the function that adds its subparser (which sets ``handler``).
+REGISTRY: dict[str, Registrar] = {
+    "generate-tuples": add_generate_tuples_parser,
+    "score": add_score_parser,
+    "stats": add_stats_parser,
+}
 
 
 def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -175,24 +231,16 @@ def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentPars
         prog="python -m bws", description="BWS tools that need no database or server."
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    done: set[str] = set()
-    for name, entry in REGISTRY.items():
-        if commands is not None and name not in commands:
-            continue
-        key = entry if isinstance(entry, str) else f"{entry.__module__}.{entry.__qualname__}"
-        if key not in done:
-            done.add(key)
-            _registrar(entry)(subparsers)
+    for name, registrar in REGISTRY.items():
+        if commands is None or name in commands:
+            registrar(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # Load only the named command's registrar, unless the name is missing or unknown.
-    named = [arg for arg in argv[:1] if arg in REGISTRY]
-    args = build_parser(named or None).parse_args(argv)
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         return args.handler(args)
-    except (CliError, DesignError, DataError) as exc:
+    except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

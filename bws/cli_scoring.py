@@ -5,7 +5,8 @@
     python -m bws stats --config config.yaml
 
 Bad input (config, data, annotation files, arguments) exits with status 2 and a message
-naming file and line, without a traceback.
+naming file and line, without a traceback. The parsers are in ``bws.cli``, which imports
+this module only when one of the two commands runs.
 """
 
 from __future__ import annotations
@@ -13,18 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bws.core.bootstrap import UNITS
+from bws import cli
 from bws.core.judgments import JudgmentError
-from bws.core.scoring import (
-    DEFAULT_ALPHA,
-    DEFAULT_MAX_ITER,
-    DEFAULT_TOLERANCE,
-    METHOD_NAMES,
-    METHODS,
-)
+from bws.core.scoring_options import METHOD_NAMES
 from bws.filemode import (
-    INTERVAL_METHODS,
-    SHRINKAGE,
     StudyError,
     design_strategy,
     load_study,
@@ -40,117 +33,6 @@ from projects.datafiles import DataError
 from projects.interchange import InterchangeError
 
 INPUT_ERRORS = (ConfigError, DataError, InterchangeError, JudgmentError, StudyError)
-
-
-def _positive_int(text: str) -> int:
-    value = _integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _count(text: str) -> int:
-    value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
-def add_score_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        "score",
-        help="score a BWS scheme from the annotation files",
-        description="Score a best-worst scheme from the config's data files and the "
-        "annotation files in its output_annotation_dir, and write the score table.",
-    )
-    parser.add_argument("--config", required=True, help="project YAML configuration")
-    parser.add_argument(
-        "--method",
-        choices=METHODS,
-        help="scoring method (default: the scheme's scoring.method)",
-    )
-    parser.add_argument("--scheme", help="BWS scheme name (needed when there are several)")
-    parser.add_argument(
-        "--output",
-        help="score table path: TSV, or CSV for a .csv path (default: the scheme's "
-        "scoring.output_file, else <output_annotation_dir>/bws_scores.tsv)",
-    )
-    parser.add_argument(
-        "--intervals",
-        choices=INTERVAL_METHODS,
-        default="calibrated",
-        help="how the 95%% intervals are made: calibrated (default; posterior intervals of "
-        "the empirical-Bayes fit, moderated t for counting) or bootstrap (cluster percentile "
-        "intervals, which cover too rarely at few appearances per item)",
-    )
-    parser.add_argument(
-        "--shrinkage",
-        choices=SHRINKAGE,
-        default="empirical_bayes",
-        help="penalty of the model fits: empirical_bayes (default; the prior variance of the "
-        "utilities estimated from the data) or fixed (--alpha)",
-    )
-    parser.add_argument(
-        "--alpha",
-        type=_positive_float,
-        default=DEFAULT_ALPHA,
-        help="the fixed penalty alpha * sum(u**2), with --shrinkage fixed "
-        f"(default {DEFAULT_ALPHA})",
-    )
-    parser.add_argument(
-        "--bootstrap",
-        type=_count,
-        help="intervals at all (any positive number) and, with --intervals bootstrap, the "
-        "resamples; 0 for none (default: the scheme's bootstrap_iterations, or 0 when "
-        "include_confidence is false)",
-    )
-    parser.add_argument(
-        "--resample-by",
-        choices=UNITS,
-        default="tuple",
-        help="bootstrap cluster (default: tuple)",
-    )
-    parser.add_argument("--seed", type=_count, help="bootstrap seed (default: the design seed)")
-    parser.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER)
-    parser.add_argument("--tolerance", type=_positive_float, default=DEFAULT_TOLERANCE)
-    parser.set_defaults(handler=run_score)
-    return parser
-
-
-def add_stats_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        "stats",
-        help="print BWS statistics per scheme",
-        description="Print items, tuples, annotations, a score summary, the top items and "
-        "split-half reliability for every best-worst scheme.",
-    )
-    parser.add_argument("--config", required=True, help="project YAML configuration")
-    parser.add_argument("--seed", type=_count, help="bootstrap and split seed")
-    parser.set_defaults(handler=run_stats)
-    return parser
-
-
-def register(subparsers) -> None:
-    """Add ``score`` and ``stats`` to a ``python -m bws`` subcommand registry."""
-    add_score_parser(subparsers)
-    add_stats_parser(subparsers)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -226,9 +108,6 @@ def _fail(problem) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``score`` or ``stats`` on their own (``python -m bws`` hooks in ``register``)."""
-    parser = argparse.ArgumentParser(prog="python -m bws")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    register(subparsers)
-    args = parser.parse_args(argv)
+    """Run ``score`` or ``stats`` on their own, with the arguments of ``python -m bws``."""
+    args = cli.build_parser(("score", "stats")).parse_args(argv)
     return args.handler(args)

@@ -41,6 +41,7 @@ from bws.core.scoring import (
     fit,
     score_ranks,
 )
+from bws.core.scoring_options import INTERVAL_METHODS, SHRINKAGE
 from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
 from projects.datafiles import LoadedData, load_items
@@ -233,16 +234,6 @@ class ScoreReport:
     scores: Scores
     intervals: Intervals | CalibratedIntervals | None
     judgments: Judgments
-
-
-# How a run's intervals are made: calibrated (the default: posterior intervals of the
-# empirical-Bayes fit, moderated t for counting; coverage in benchmarks/RESULTS.md) or
-# the cluster percentile bootstrap (kept as an option; it covers too rarely at few
-# appearances per item, also recorded there).
-INTERVAL_METHODS = ("calibrated", "bootstrap")
-# How the model fits are penalised: empirical_bayes (the prior variance estimated from the
-# data, the default) or fixed (alpha as given).
-SHRINKAGE = ("empirical_bayes", "fixed")
 
 
 def score_judgments(

@@ -42,7 +42,7 @@ STRUCTURED_MEASURES = ("boxes", "segments", "tiered_segments", "trace")
 # Fallback for schemes given without a measure: the pure callers that hand the core plain
 # {name, type, options} dicts (the core's own tests, benchmarks/agreement.py) cannot ask
 # the platform's registry, which the core may not import. Callers inside the platform
-# (agreement.services, agreement.cli) always pass the registry's measure.
+# (agreement.services, agreement.cli_report) always pass the registry's measure.
 _MEASURE_OF_TYPE = {
     "radio": "nominal",
     "likert": "ordinal",

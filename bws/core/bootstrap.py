@@ -34,8 +34,8 @@ from bws.core.scoring import (
     fit,
     model_for,
 )
+from bws.core.scoring_options import UNITS
 
-UNITS = ("tuple", "judgment", "annotator")
 DEFAULT_RESAMPLES = 1000
 # Resamples solved at once: bounds memory to about 10 (n_items x chunk) float64 arrays.
 # 100,000 cells keeps that near 8 MB, so a run beside annotators does not flush the

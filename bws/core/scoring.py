@@ -18,16 +18,14 @@ from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, log_expit
 
 from bws.core.judgments import Judgments
+from bws.core.scoring_options import (
+    DEFAULT_ALPHA,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOLERANCE,
+    METHODS,
+)
+from bws.core.scoring_options import METHOD_NAMES as METHOD_NAMES
 
-METHODS = ("counting", "bradley_terry", "plackett_luce")
-METHOD_NAMES = {
-    "counting": "Counting",
-    "bradley_terry": "Bradley-Terry",
-    "plackett_luce": "Plackett-Luce",
-}
-DEFAULT_ALPHA = 0.01
-DEFAULT_MAX_ITER = 1000
-DEFAULT_TOLERANCE = 1e-6
 # A fit has converged when its remaining Newton step (the gradient at the solution scaled
 # by the inverse Hessian: the first-order error of every utility, log-odds scale) is at
 # most CONVERGENCE_FACTOR * tolerance in every item. The fit itself runs until the step is
