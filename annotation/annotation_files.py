@@ -6,7 +6,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from annotation import answers
+from annotation import answer_import
 from annotation.answers import unit_context
 from annotation.models import Annotation
 from projects import interchange
@@ -128,7 +128,7 @@ def read_import_file(path: str | Path) -> list[interchange.UnitRecord]:
         raise AnnotationImportError(f"{path}: cannot read: {exc}") from exc
 
 
-ImportSummary = answers.ImportResult
+ImportSummary = answer_import.ImportResult
 
 
 def import_records(*, project: Project, records: list[interchange.UnitRecord]) -> ImportSummary:
@@ -179,10 +179,10 @@ def import_records(*, project: Project, records: list[interchange.UnitRecord]) -
     if problems:
         raise AnnotationImportError("\n".join(problems))
     try:
-        return answers.import_answers(
+        return answer_import.import_answers(
             project=project,
             answers=[
-                answers.ImportedAnswer(
+                answer_import.ImportedAnswer(
                     where=f"{record.file or '<records>'}:{record.line}",
                     unit=unit,
                     annotator=record.annotator,
@@ -192,5 +192,5 @@ def import_records(*, project: Project, records: list[interchange.UnitRecord]) -
                 for record, unit, cleaned, stamp in checked
             ],
         )
-    except answers.ImportRefused as exc:
+    except answer_import.ImportRefused as exc:
         raise AnnotationImportError(str(exc)) from exc
