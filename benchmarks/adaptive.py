@@ -5,7 +5,7 @@
 
 Simulated studies: n items with known utilities, normal (sd 1) or heavy-tailed (t with 3
 degrees of freedom, scaled to sd 1), tuples of T = 4, one judgment per tuple drawn from the
-MaxDiff model (``scoring.sample_maxdiff``). Every study is scored the way the platform
+MaxDiff model (``choice_models.sample_maxdiff``). Every study is scored the way the platform
 scores by default: Plackett-Luce with its calibrated intervals (``intervals.calibrated``).
 
 Strategies, all measured in appearances-equivalents (judgments * T / n):
@@ -52,12 +52,12 @@ from scipy.stats import spearmanr  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bws.core.adaptive import DesignState, adaptive_batch, iterative_round  # noqa: E402
+from bws.core.choice_models import sample_maxdiff  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
 from bws.core.model_reliability import model_split_half, posterior_reliability  # noqa: E402
 from bws.core.reliability import split_half  # noqa: E402
-from bws.core.scoring import sample_maxdiff  # noqa: E402
 
 SIZE = 4
 R0 = 2

@@ -6,7 +6,7 @@
 The adaptive goal asks for the balanced design's Spearman at 8 appearances per item with
 at most 70% of its judgments (5.6 appearances per item). This script asks what the
 judgments themselves allow, whatever the design, with the true utilities known to the
-designer. Judgments come from the MaxDiff model of ``scoring.sample_maxdiff`` (best from
+designer. Judgments come from the MaxDiff model of ``choice_models.sample_maxdiff`` (best from
 softmax(u) over the tuple, worst from softmax(-u) over the rest); a tuple's Fisher
 information about the utilities is computed exactly (``tuple_information``).
 
@@ -55,9 +55,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive import FINAL, SIZE, Study, true_utilities  # noqa: E402
 
+from bws.core.choice_models import softmax_covariance  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
-from bws.core.scoring import softmax_covariance  # noqa: E402
 
 GOAL_SHARE = 0.70
 MEMORY_LIMIT = 4 * 1024**3

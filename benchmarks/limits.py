@@ -62,8 +62,8 @@ def main() -> int:
 
     from annotation.models import Annotation
     from bws import services as bws_services
+    from bws.core.choice_models import sample_maxdiff
     from bws.core.design import design_memory
-    from bws.core.scoring import sample_maxdiff
     from projects.models import Unit
     from projects.services import create_lab, create_project_from_upload, project_folder
 

@@ -43,6 +43,16 @@ import urllib.parse
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from benchmarks.cpu_accounting import proc_cpu
+from benchmarks.queue_launch import (
+    CSRF_INPUT,
+    LAUNCH_SLUG,
+    SAVED,
+    answer_form,
+    write_launch_project,
+)
+from benchmarks.queue_setup import drop_and_create, wsgi_environ
+
 CPU_BY_KIND: dict[str, float] = defaultdict(float)
 
 
@@ -61,21 +71,6 @@ def parse_args():
     return parser.parse_args()
 
 
-def bench_module():
-    """benchmarks/queue.py, under another name (its own would shadow the standard queue)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("queue_bench", os.path.join(_HERE, "queue.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["queue_bench"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-# Its helpers: the project files, the database, the WSGI environ, a process's CPU.
-BENCH = bench_module()
-
-
 class Browser:
     """One participant's browser: a cookie jar, and the WSGI application called as a server
     would call it."""
@@ -87,7 +82,7 @@ class Browser:
     def request(self, method: str, url: str, form: dict | None = None):
         parts = urllib.parse.urlsplit(url)
         body = urllib.parse.urlencode(form).encode() if form is not None else b""
-        environ = BENCH.wsgi_environ(method, parts.path, parts.query, body, HTTP_ACCEPT="text/html")
+        environ = wsgi_environ(method, parts.path, parts.query, body, HTTP_ACCEPT="text/html")
         if form is not None:
             environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
         if self.cookies:
@@ -147,7 +142,7 @@ class Participant:
         slug = self.slug
         _, location, _ = self.go("GET", f"/p/{slug}/start?PROLIFIC_PID={self.pid}", kind="entry")
         self.follow(location, "entry")  # the consent page
-        token = BENCH.CSRF_INPUT.search(self.page).group(1)
+        token = CSRF_INPUT.search(self.page).group(1)
         _, location, _ = self.go(
             "POST", self.path, {"csrfmiddlewaretoken": token, "agree": "yes"}, kind="entry"
         )
@@ -165,7 +160,7 @@ class Participant:
 
     def unit(self):
         """Answers the unit in front of them and goes on to the next page."""
-        action, form = BENCH.answer_form(self.page, self.path, self.rng)
+        action, form = answer_form(self.page, self.path, self.rng)
         form["time_taken_ms"] = str(self.rng.randint(2000, 5000))
         _, location, _ = self.go("POST", action, form, kind="answer", expect=(302,))
         for _ in range(6):
@@ -177,7 +172,7 @@ class Participant:
                 break
         else:
             raise RuntimeError(f"too many redirects to {location}")
-        if not BENCH.SAVED.search(self.page):
+        if not SAVED.search(self.page):
             raise RuntimeError(f"{self.pid}: no 'Saved.' after an answer, on {self.path}")
         self.units += 1
 
@@ -198,7 +193,7 @@ def main() -> None:
         PARTICIPANT_ENTRY_RATE="0/1m",
     )
     os.environ.pop("REDIS_URL", None)
-    BENCH.drop_and_create(f"{args.pg}/postgres", args.db)
+    drop_and_create(f"{args.pg}/postgres", args.db)
 
     import django
 
@@ -211,8 +206,8 @@ def main() -> None:
     from projects.services import import_project
 
     folder = Path(tempfile.mkdtemp(prefix="participant-cpu-"))
-    config = BENCH.write_launch_project(folder, args.tuples, args.quota)
-    slug = BENCH.LAUNCH_SLUG
+    config = write_launch_project(folder, args.tuples, args.quota)
+    slug = LAUNCH_SLUG
     import_project(config_path=config, slug=slug)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
@@ -259,12 +254,12 @@ def main() -> None:
         profiler.enable()
     kinds.clear()
     CPU_BY_KIND.clear()
-    pg0, cpu0, wall0 = BENCH.proc_cpu(pid), time.process_time(), time.perf_counter()
+    pg0, cpu0, wall0 = proc_cpu(pid), time.process_time(), time.perf_counter()
     done = run(args.units)
     cpu, wall, pg = (
         time.process_time() - cpu0,
         time.perf_counter() - wall0,
-        BENCH.proc_cpu(pid) - pg0,
+        proc_cpu(pid) - pg0,
     )
     if profiler is not None:
         import pstats

@@ -40,6 +40,9 @@ import time
 import uuid
 from pathlib import Path
 
+from benchmarks.cpu_accounting import proc_cpu
+from benchmarks.queue_setup import drop_and_create, write_project, wsgi_environ
+
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -54,21 +57,6 @@ def parse_args():
     return parser.parse_args()
 
 
-def bench_module():
-    """benchmarks/queue.py, under another name (its own would shadow the standard queue)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("queue_bench", os.path.join(_HERE, "queue.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["queue_bench"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-# Its helpers: the project files, the database, the WSGI environ, a process's CPU.
-BENCH = bench_module()
-
-
 class Caller:
     """Calls the WSGI application as a server would, with one annotator's token."""
 
@@ -77,7 +65,7 @@ class Caller:
         self.auth = f"Token {key}"
 
     def post(self, path: str, body: bytes = b"", content_type: str = "") -> tuple[int, bytes]:
-        environ = BENCH.wsgi_environ(
+        environ = wsgi_environ(
             "POST", path, body=body, HTTP_AUTHORIZATION=self.auth, HTTP_ACCEPT="application/json"
         )
         if content_type:
@@ -124,7 +112,7 @@ def main() -> None:
         SERVER_TIMING="0",
     )
     os.environ.pop("REDIS_URL", None)
-    BENCH.drop_and_create(f"{args.pg}/postgres", args.db)
+    drop_and_create(f"{args.pg}/postgres", args.db)
 
     import django
 
@@ -134,7 +122,6 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
 
-    write_project = BENCH.write_project
     from django.contrib.auth import get_user_model
 
     from config.wsgi import application
@@ -169,12 +156,12 @@ def main() -> None:
 
         profiler = cProfile.Profile(time.process_time)
         profiler.enable()
-    pg0, cpu0, wall0 = BENCH.proc_cpu(pid), time.process_time(), time.perf_counter()
+    pg0, cpu0, wall0 = proc_cpu(pid), time.process_time(), time.perf_counter()
     done = run(args.pairs)
     cpu, wall, pg = (
         time.process_time() - cpu0,
         time.perf_counter() - wall0,
-        BENCH.proc_cpu(pid) - pg0,
+        proc_cpu(pid) - pg0,
     )
     if profiler is not None:
         import pstats

@@ -86,8 +86,8 @@ def load_judgments(work: Path):
 def simulate(work: Path, n_items: int, seed: int) -> dict:
     import numpy as np
 
+    from bws.core.choice_models import sample_maxdiff
     from bws.core.design import balanced_tuples
-    from bws.core.scoring import sample_maxdiff
 
     start = clock()
     rng = np.random.default_rng(seed)

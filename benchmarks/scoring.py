@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bws.core import scoring  # noqa: E402
 from bws.core.bootstrap import bootstrap_intervals  # noqa: E402
+from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
 from bws.core.reliability import split_half  # noqa: E402
@@ -42,7 +43,7 @@ def simulate(n_items: int, seed: int) -> tuple[Judgments, np.ndarray]:
     truth = rng.normal(size=n_items)
     truth -= truth.mean()
     tuples = balanced_tuples(n_items, 4, 8, seed=seed)
-    best, worst = scoring.sample_maxdiff(tuples, truth, rng)
+    best, worst = sample_maxdiff(tuples, truth, rng)
     m = tuples.shape[0]
     judgments = Judgments(
         tuples, best, worst, np.arange(m), np.zeros(m, dtype=np.int64), np.arange(m), n_items

@@ -31,13 +31,13 @@ from bws.core.intervals import counting_intervals, model_intervals
 from bws.core.judgments import Judgments, build_judgments
 from bws.core.model_reliability import model_reliability_entry, model_reliability_lines
 from bws.core.reliability import SplitHalf, split_half
+from bws.core.scores import Scores
 from bws.core.scoring import (
     DEFAULT_ALPHA,
     DEFAULT_MAX_ITER,
     DEFAULT_TOLERANCE,
     METHOD_NAMES,
     METHODS,
-    Scores,
     fit,
     score_ranks,
 )

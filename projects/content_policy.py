@@ -3,7 +3,7 @@
 wavesurfer.js (static/vendor/wavesurfer, drawing segment timelines) writes one constant
 <style> element into its shadow root, which style-src 'self' blocks. The annotate pages
 allow exactly that text by its hash, never inline styles in general. The text holds the
-lane height set in static/annolab/timeline.js (LANE_HEIGHT); tests recompute the hash from
+lane height set in static/annolab/timeline/lanes.js (LANE_HEIGHT); tests recompute the hash from
 the vendored file, and the browser tests fail on any CSP violation.
 """
 

@@ -27,13 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from bws.core.choice_models import model_for
 from bws.core.judgments import Judgments
-from bws.core.scoring import (
-    DEFAULT_ALPHA,
-    Scores,
-    fit,
-    model_for,
-)
+from bws.core.scores import Scores
+from bws.core.scoring import DEFAULT_ALPHA, fit
 from bws.core.scoring_options import UNITS
 
 DEFAULT_RESAMPLES = 1000

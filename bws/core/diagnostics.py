@@ -26,7 +26,8 @@ from scipy.sparse.csgraph import connected_components
 
 from bws.core.bootstrap import UNITS, cluster_labels
 from bws.core.judgments import Judgments
-from bws.core.scoring import METHOD_NAMES, Scores
+from bws.core.scores import Scores
+from bws.core.scoring import METHOD_NAMES
 
 # An item's interval is marked approximate below these counts. Measured by
 # `python benchmarks/coverage.py --thresholds --items 120 --reps 30` (benchmarks/RESULTS.md,

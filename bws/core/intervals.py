@@ -25,8 +25,11 @@ import numpy as np
 from scipy import sparse, stats
 from scipy.special import expit
 
+from bws.core.choice_models import model_for
 from bws.core.judgments import Judgments
-from bws.core.scoring import Scores, counting_scores, fit, fit_model, item_counts, model_for
+from bws.core.newton import fit_model
+from bws.core.scores import Scores, counting_scores, item_counts
+from bws.core.scoring import fit
 
 DEFAULT_LEVEL = 0.95
 # Up to this many items the inverse Hessian's diagonal is exact (a dense inverse, about a

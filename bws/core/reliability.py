@@ -20,7 +20,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from bws.core.judgments import Judgments
-from bws.core.scoring import counting_scores
+from bws.core.scores import counting_scores
 
 SPLIT_WITHIN_TUPLES = "judgments within tuples"
 SPLIT_TUPLES = "tuples (one judgment per tuple)"

@@ -18,10 +18,10 @@ from bws.core.adaptive import (
     score_density,
     topped_up,
 )
+from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
-from bws.core.scoring import sample_maxdiff
 
 SLOW = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 

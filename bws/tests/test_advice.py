@@ -28,7 +28,7 @@ from bws.core.advice import (
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
 from bws.core.reliability import split_half
-from bws.core.scoring import item_counts
+from bws.core.scores import item_counts
 from bws.selectors import judgments_for
 from projects.models import Membership
 from projects.services import import_project

@@ -7,6 +7,7 @@ from scipy import sparse
 from scipy.sparse.linalg import spsolve
 
 from bws.core import bootstrap, scoring
+from bws.core.choice_models import model_for
 from bws.tests.test_scoring import simulated
 
 
@@ -85,7 +86,7 @@ def test_intervals_equal_percentiles_of_judgment_weighted_resamples(method):
     if method == "counting":
         samples = bootstrap._counting_samples(judgments, weights)
     else:
-        model = scoring.model_for(method, judgments)
+        model = model_for(method, judgments)
         samples = bootstrap._newton_samples(model, fitted.scores, 0.01, weights, 1e-10)
     low, high = np.nanpercentile(samples, [2.5, 97.5], axis=1)
     np.testing.assert_allclose(result.low, low, atol=1e-5)
@@ -106,7 +107,7 @@ def _newton_error(method, per_tuple):
     judgments, _ = simulated(30, per_tuple=per_tuple, seed=8)
     fitted = scoring.fit(method, judgments, tolerance=1e-10)
     weights = next(bootstrap.resample_weights(judgments, 40, unit="judgment", seed=3))
-    model = scoring.model_for(method, judgments)
+    model = model_for(method, judgments)
     approximate = bootstrap._newton_samples(model, fitted.scores, 0.01, iter([weights]), 1e-10)
     exact = np.column_stack(
         [

@@ -11,6 +11,7 @@ import pytest
 
 from bws import cli_scoring, filemode
 from bws.core import scoring
+from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.intervals import model_intervals
 from bws.core.reliability import split_half
@@ -66,7 +67,7 @@ def make_study(root, *, n_items=40, schemes=("fluency",), method="bradley_terry"
     out = root / "annotation_output"
     out.mkdir()
     for annotator in ("user_1", "user_2"):
-        answers = {name: scoring.sample_maxdiff(tuples, truth, rng) for name in schemes}
+        answers = {name: sample_maxdiff(tuples, truth, rng) for name in schemes}
         with open(out / f"{annotator}.jsonl", "w") as stream:
             for t, row in enumerate(tuples):
                 items = [ids[i] for i in row]
@@ -190,7 +191,7 @@ def test_item_ids_repeated_across_instances_aggregate(tmp_path, capsys):
             for t in range(3):
                 items = list(rng.choice(systems, 4, replace=False))
                 utility = np.array([quality[i] for i in items])
-                best, worst = scoring.sample_maxdiff([[0, 1, 2, 3]], utility, rng)
+                best, worst = sample_maxdiff([[0, 1, 2, 3]], utility, rng)
                 record = {
                     "id": f"sent_{s}_t{t}",
                     "items": items,

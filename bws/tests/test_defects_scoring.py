@@ -6,9 +6,12 @@ import pytest
 from scipy.optimize import minimize
 
 from bws.core import scoring
+from bws.core.choice_models import model_for, sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.judgments import Judgments
+from bws.core.newton import CONVERGENCE_FACTOR, _HessianProduct, penalised_objective
 from bws.core.reliability import spearman_brown, spearman_brown_reason, split_half
+from bws.core.scores import Scores
 from bws.filemode import ScoreReport, format_stats, score_table
 
 
@@ -18,7 +21,7 @@ def simulated(n_items, per_tuple, appearances, size, seed):
     truth -= truth.mean()
     tuples = balanced_tuples(n_items, size, appearances, seed=seed)
     items = np.repeat(tuples, per_tuple, axis=0)
-    best, worst = scoring.sample_maxdiff(items, truth, rng)
+    best, worst = sample_maxdiff(items, truth, rng)
     m = items.shape[0]
     return Judgments(
         items=items,
@@ -34,10 +37,10 @@ def simulated(n_items, per_tuple, appearances, size, seed):
 def optimum(method, judgments, start, alpha=scoring.DEFAULT_ALPHA):
     """The penalised optimum to rounding: scipy's Newton-CG restarted at ``start`` with
     xtol 1e-14."""
-    model = scoring.model_for(method, judgments)
-    product = scoring._HessianProduct(model, alpha, None)
+    model = model_for(method, judgments)
+    product = _HessianProduct(model, alpha, None)
     result = minimize(
-        scoring.penalised_objective,
+        penalised_objective,
         start,
         args=(model, alpha, None),
         jac=True,
@@ -55,7 +58,7 @@ def test_a_fit_at_the_optimum_is_converged_whatever_scipy_says(method):
     judgments = simulated(33, per_tuple=2, appearances=2, size=3, seed=84)
     fitted = scoring.fit(method, judgments)
     assert fitted.converged
-    assert fitted.step <= scoring.CONVERGENCE_FACTOR * scoring.DEFAULT_TOLERANCE
+    assert fitted.step <= CONVERGENCE_FACTOR * scoring.DEFAULT_TOLERANCE
     error = np.abs(fitted.scores - optimum(method, judgments, fitted.scores)).max()
     assert error <= 1e-6
 
@@ -79,7 +82,7 @@ def test_every_item_of_a_large_fit_is_within_the_tolerance(method, alpha):
     assert fitted.converged
     assert fitted.step <= scoring.DEFAULT_TOLERANCE
     error = np.abs(fitted.scores - optimum(method, judgments, fitted.scores, alpha)).max()
-    assert error <= scoring.CONVERGENCE_FACTOR * scoring.DEFAULT_TOLERANCE
+    assert error <= CONVERGENCE_FACTOR * scoring.DEFAULT_TOLERANCE
 
 
 def mirrored(seed=30, n_items=13):
@@ -135,14 +138,12 @@ def test_the_tie_tolerance_is_relative_to_the_score_scale():
     judgments = mirrored()
     fitted = scoring.fit("bradley_terry", judgments)
     assert scoring.tie_tolerance(fitted) == pytest.approx(
-        scoring.CONVERGENCE_FACTOR
-        * scoring.DEFAULT_TOLERANCE
-        * max(1.0, np.abs(fitted.scores).max())
+        CONVERGENCE_FACTOR * scoring.DEFAULT_TOLERANCE * max(1.0, np.abs(fitted.scores).max())
     )
     counting = scoring.fit("counting", judgments)
     assert scoring.tie_tolerance(counting) == scoring.COUNTING_TIE_TOLERANCE
     # Counting scores 1/3 and 0.3333333 are different ratios and keep different ranks.
-    close = scoring.Scores(
+    close = Scores(
         "counting",
         np.array([1 / 3, 0.3333333, 1 / 3 + 1e-16]),
         np.zeros(3),

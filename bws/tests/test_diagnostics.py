@@ -7,10 +7,11 @@ import pytest
 
 from bws.core import diagnostics
 from bws.core.bootstrap import bootstrap_intervals
+from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.diagnostics import StoredDiagnostics, diagnose, diagnose_report
 from bws.core.judgments import Judgments
-from bws.core.scoring import fit, sample_maxdiff
+from bws.core.scoring import fit
 
 
 def maxdiff(tuples, n_items, *, seed=0, annotators=None, tuple_ids=None, last=None):

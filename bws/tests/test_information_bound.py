@@ -11,7 +11,7 @@ from benchmarks.adaptive_bound import (
     sorted_rounds,
     tuple_information,
 )
-from bws.core.scoring import sample_maxdiff
+from bws.core.choice_models import sample_maxdiff
 
 
 def _score(utilities, best, worst):

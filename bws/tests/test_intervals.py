@@ -13,6 +13,7 @@ from scipy.stats import spearmanr
 
 from bws.core import intervals as calibration
 from bws.core import scoring
+from bws.core.choice_models import model_for
 from bws.core.intervals import (
     calibrated,
     counting_intervals,
@@ -86,7 +87,7 @@ def test_bradley_terry_counts_its_dependent_pairs_once_per_judgment():
 def test_the_large_study_approximation_is_within_three_percent(monkeypatch):
     judgments, _, _, _ = simulate(400, 8, 1, 0.0, 11)
     for method in ("plackett_luce", "bradley_terry"):
-        model = scoring.model_for(method, judgments)
+        model = model_for(method, judgments)
         u = scoring.fit(method, judgments, alpha=0.5).scores
         exact = posterior_variance(model, u, 0.5)
         monkeypatch.setattr(calibration, "EXACT_DIAGONAL_ITEMS", 0)
@@ -103,7 +104,7 @@ def test_the_large_study_approximation_is_the_second_order_expansion(monkeypatch
     judgments = repeated(60, per_tuple=2, appearances=5, size=4, seed=4)
     monkeypatch.setattr(calibration, "EXACT_DIAGONAL_ITEMS", 0)
     for method in ("plackett_luce", "bradley_terry"):
-        model = scoring.model_for(method, judgments)
+        model = model_for(method, judgments)
         u = np.random.default_rng(5).normal(size=60)
         hessian = model.hessian(u).toarray() + 0.6 * np.eye(60)
         inverse = np.diag(1.0 / np.diag(hessian))

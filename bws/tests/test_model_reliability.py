@@ -10,12 +10,12 @@ import pytest
 from scipy.stats import spearmanr
 
 from bws.core.adaptive import DesignState, adaptive_batch
+from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
 from bws.core.model_reliability import model_split_half
 from bws.core.reliability import split_half
-from bws.core.scoring import sample_maxdiff
 
 N = 500
 

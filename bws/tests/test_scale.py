@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from bws.core import bootstrap, intervals, scoring
+from bws.core.choice_models import MaxDiffModel, sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.judgments import Judgments
 from bws.tests.test_scoring import simulated
@@ -19,7 +20,7 @@ def maxdiff(n_items: int, seed: int = 1) -> Judgments:
     """A balanced design of tuples of 4 with 8 appearances, one MaxDiff judgment per tuple."""
     rng = np.random.default_rng(seed)
     tuples = balanced_tuples(n_items, 4, 8, seed=seed)
-    best, worst = scoring.sample_maxdiff(tuples, rng.normal(size=n_items), rng)
+    best, worst = sample_maxdiff(tuples, rng.normal(size=n_items), rng)
     m = tuples.shape[0]
     return Judgments(
         tuples, best, worst, np.arange(m), np.zeros(m, dtype=np.int64), np.arange(m), n_items
@@ -194,7 +195,7 @@ def test_calibrated_plackett_luce_at_scale_takes_few_passes_over_the_judgments(m
     # every judgment. Here scipy's Newton-CG took 330 passes; Newton's method with
     # preconditioned conjugate-gradient steps takes 141 (benchmarks/RESULTS.md).
     passes = {"rows": 0, "products": 0}
-    rows, product = scoring.MaxDiffModel._column_probabilities, scoring.MaxDiffModel.hessian_vector
+    rows, product = MaxDiffModel._column_probabilities, MaxDiffModel.hessian_vector
 
     def counted_rows(self, u):
         passes["rows"] += 1
@@ -204,8 +205,8 @@ def test_calibrated_plackett_luce_at_scale_takes_few_passes_over_the_judgments(m
         passes["products"] += 1
         return product(self, curvature, v)
 
-    monkeypatch.setattr(scoring.MaxDiffModel, "_column_probabilities", counted_rows)
-    monkeypatch.setattr(scoring.MaxDiffModel, "hessian_vector", counted_product)
+    monkeypatch.setattr(MaxDiffModel, "_column_probabilities", counted_rows)
+    monkeypatch.setattr(MaxDiffModel, "hessian_vector", counted_product)
     judgments = maxdiff(20_000)
     scores, found = intervals.calibrated(judgments, "plackett_luce")
     monkeypatch.undo()

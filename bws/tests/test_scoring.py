@@ -12,8 +12,10 @@ from scipy.optimize import approx_fprime, minimize
 from scipy.stats import spearmanr
 
 from bws.core import scoring
+from bws.core.choice_models import MaxDiffModel, PairwiseModel, sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.judgments import Judgments
+from bws.core.newton import penalised_objective
 
 A, B, C, D = range(4)
 
@@ -34,7 +36,7 @@ def simulated(n_items, per_tuple=1, appearances=8, size=4, seed=0):
     truth -= truth.mean()
     tuples = balanced_tuples(n_items, size, appearances, seed=seed)
     items = np.repeat(tuples, per_tuple, axis=0)
-    best, worst = scoring.sample_maxdiff(items, truth, rng)
+    best, worst = sample_maxdiff(items, truth, rng)
     m = items.shape[0]
     judgments = Judgments(
         items=items,
@@ -72,7 +74,7 @@ def test_hand_worked_counts_and_counting_scores():
 
 
 def test_hand_worked_implied_pairs_are_the_2t_minus_3_of_each_judgment():
-    pairs = scoring.PairwiseModel(hand_worked()).pairs()
+    pairs = PairwiseModel(hand_worked()).pairs()
     assert len(pairs) == 3 * (2 * 3 - 3)
     expected = [
         (A, B), (A, C), (B, C),  # a best, c worst in (a, b, c)
@@ -115,7 +117,7 @@ def test_hand_worked_plackett_luce_maximises_the_brute_force_likelihood():
 
 
 def choix_scores(judgments, alpha):
-    pairs = scoring.PairwiseModel(judgments).pairs().tolist()
+    pairs = PairwiseModel(judgments).pairs().tolist()
     reference = choix.opt_pairwise(judgments.n_items, pairs, alpha=alpha, tol=1e-10)
     return reference - reference.mean()
 
@@ -160,7 +162,7 @@ def test_maxdiff_probabilities_over_all_best_worst_answers_sum_to_one():
         order=np.arange(len(answers)),
         n_items=5,
     )
-    model = scoring.MaxDiffModel(judgments)
+    model = MaxDiffModel(judgments)
     log_lik = model.row_log_likelihood(u)
     assert np.exp(log_lik).sum() == pytest.approx(1.0)
     assert log_lik.sum() == pytest.approx(brute_force_log_likelihood(u, judgments))
@@ -170,11 +172,11 @@ def test_maxdiff_likelihood_matches_brute_force_on_tiny_cases():
     for seed in range(5):
         judgments, _ = simulated(8, appearances=3, size=3 + seed % 3, seed=seed)
         u = np.random.default_rng(seed).normal(size=8)
-        value, _ = scoring.MaxDiffModel(judgments).negative_log_likelihood(u)
+        value, _ = MaxDiffModel(judgments).negative_log_likelihood(u)
         assert -value == pytest.approx(brute_force_log_likelihood(u, judgments), rel=1e-10)
 
 
-@pytest.mark.parametrize("model_class", [scoring.MaxDiffModel, scoring.PairwiseModel])
+@pytest.mark.parametrize("model_class", [MaxDiffModel, PairwiseModel])
 def test_gradient_and_hessian_match_finite_differences(model_class):
     judgments, _ = simulated(12, appearances=4, seed=7)
     model = model_class(judgments)
@@ -183,10 +185,10 @@ def test_gradient_and_hessian_match_finite_differences(model_class):
     weights = rng.integers(0, 3, size=judgments.n_judgments).astype(float)
 
     def value(x):
-        return scoring.penalised_objective(x, model, 0.05, weights)[0]
+        return penalised_objective(x, model, 0.05, weights)[0]
 
     def gradient(x):
-        return scoring.penalised_objective(x, model, 0.05, weights)[1]
+        return penalised_objective(x, model, 0.05, weights)[1]
 
     np.testing.assert_allclose(gradient(u), approx_fprime(u, value, 1e-7), atol=1e-5)
     numeric = np.column_stack(
@@ -210,16 +212,16 @@ def test_plackett_luce_differs_from_bradley_terry():
     pl = scoring.fit_plackett_luce(judgments)
     bt = scoring.fit_bradley_terry(judgments)
     assert np.abs(pl.scores - bt.scores).max() > 0.05
-    model = scoring.MaxDiffModel(judgments)
-    pl_value = scoring.penalised_objective(pl.scores, model, 0.01)[0]
-    bt_value = scoring.penalised_objective(bt.scores, model, 0.01)[0]
+    model = MaxDiffModel(judgments)
+    pl_value = penalised_objective(pl.scores, model, 0.01)[0]
+    bt_value = penalised_objective(bt.scores, model, 0.01)[0]
     assert pl_value < bt_value - 1.0
 
 
 def test_sample_maxdiff_draws_best_and_worst_with_the_model_probabilities():
     u = np.array([1.0, 0.0, -0.5])
     tuples = np.tile([0, 1, 2], (40_000, 1))
-    best, worst = scoring.sample_maxdiff(tuples, u, seed=0)
+    best, worst = sample_maxdiff(tuples, u, seed=0)
     p_best = np.exp(u) / np.exp(u).sum()
     np.testing.assert_allclose(np.bincount(best, minlength=3) / 40_000, p_best, atol=0.01)
     # P(worst = 2 | best = 0) = e^0.5 / (e^0 + e^0.5)
@@ -335,7 +337,7 @@ def test_unknown_method_and_nonpositive_penalty_are_refused():
 def test_a_curvature_taken_before_another_point_was_evaluated_is_refused():
     # The softmax rows live in the model's buffers; evaluating elsewhere overwrites them.
     judgments, _ = simulated(12, appearances=4, seed=7)
-    model = scoring.MaxDiffModel(judgments)
+    model = MaxDiffModel(judgments)
     u, v = np.linspace(-1.0, 1.0, 12), np.ones(12)
     at_u = model.curvature(u)
     expected = model.hessian(u).toarray() @ v

@@ -1,5 +1,5 @@
 """The annotate pages allow wavesurfer.js's one inline style by its hash, and nothing more:
-the hash is recomputed from the vendored file at the lane height timeline.js draws, so an
+the hash is recomputed from the vendored file at the lane height the timeline draws, so an
 upgrade or a new height fails here instead of blanking the waveform."""
 
 import base64
@@ -30,7 +30,7 @@ def wavesurfer_style(height: int) -> str:
 
 
 def test_the_allowed_hash_is_the_vendored_style_at_the_drawn_height():
-    script = (STATIC / "annolab" / "timeline.js").read_text()
+    script = (STATIC / "annolab" / "timeline" / "lanes.js").read_text()
     assert f"const LANE_HEIGHT = {WAVEFORM_LANE_HEIGHT};" in script
     digest = hashlib.sha256(wavesurfer_style(WAVEFORM_LANE_HEIGHT).encode()).digest()
     assert WAVEFORM_STYLE_HASH == f"'sha256-{base64.b64encode(digest).decode()}'"
