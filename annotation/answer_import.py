@@ -83,9 +83,7 @@ def import_answers(*, project: Project, answers: list[ImportedAnswer]) -> Import
                     completed_at=entry.answered_at or now,
                 )
             )
-        rows += answer_rows(
-            project, entry.unit, user, entry.answers, answered_at=entry.answered_at
-        )
+        rows += answer_rows(project, entry.unit, user, entry.answers, answered_at=entry.answered_at)
     for unit_id, user_id, stamp in completed:
         Assignment.objects.filter(unit_id=unit_id, annotator_id=user_id).update(
             status=Assignment.Status.COMPLETED, completed_at=stamp, leased_until=None
