@@ -3,7 +3,7 @@ batch of tuples is designed from the latest stored fit where it tells most, stor
 version of the tuple set (TupleBatch) and served by the ordinary queue.
 
 A batch is designed once fewer than ``ready_margin`` tuples are still open (the low-water
-mark), by a worker (``design_batch_task``), so annotators never wait for it; a short batch
+mark), by a worker (``bws.tasks.design_batch_task``), so annotators never wait for it; a short batch
 is topped up and followed at once by another until the mark is met, and the design ends
 only when no tuple of the items below their bound keeps the rules; the project's ScoringState row
 is locked while a batch is made, so two workers never make the same batch twice. A batch
@@ -20,13 +20,17 @@ from django.db import transaction
 from django.db.models import F, Max, Q, Sum, Value
 from django.db.models.functions import Greatest
 
-from projects.configuration.adaptive import AdaptiveSettings, AdaptiveStrategy
+from annotation.models import Annotation
+from projects.configuration.adaptive import AdaptiveStrategy
 from projects.models import Item, Project, Unit
 from projects.queueing import send_task
-from projects.services import store_units
+from projects.services import project_folder, store_units
 
+from . import services
 from .core import adaptive as core
+from .filemode import write_tuple_file
 from .models import BwsTuple, ScoreRun, ScoringState, TupleBatch
+from .selectors import adaptive_settings
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +42,8 @@ Z95 = 1.959963984540054
 # Batches one design request may add from one fit (each short one is followed by another
 # until the margin is met; a bound, so one request cannot run on).
 MAX_BATCHES_PER_REQUEST = 50
-
-
-def settings_of(project: Project) -> AdaptiveSettings | None:
-    """The project's adaptive block, or None when its design is balanced only."""
-    bws = project.settings.bws
-    return None if bws is None else bws.adaptive
+# The task that designs the next batch, queued by its registered name (bws.tasks).
+DESIGN_BATCH_TASK = "bws.design_batch"
 
 
 # --------------------------------------------------------------------------- the design
@@ -100,7 +100,7 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
     A short adaptive batch (or an empty round) is topped up (``core.topped_up``: closeness
     relaxed, then balanced tuples of the under-served items), so a batch comes back empty
     only when no tuple of the items below the bound keeps the design rules."""
-    adaptive = settings_of(project)
+    adaptive = adaptive_settings(project)
     state = design_state(project, before=number)
     u, sd = fit_arrays(fit_run, state.n_items)
     bound = adaptive.max_appearances
@@ -132,21 +132,6 @@ def redesign(batch: TupleBatch) -> np.ndarray:
     return design_batch(batch.project, number=batch.number, fit_run=batch.fit_run, seed=batch.seed)
 
 
-# --------------------------------------------------------------------------- reliability
-
-
-def model_reliability(project: Project, judgments, method: str, *, seed: int = 0) -> dict | None:
-    """For an adaptive project, the split-half reliability of a model fit
-    (``core.model_reliability``: the counting split-half misreads tuples of close items),
-    in the stored form of a run's ``reliability["model"]``; None for a balanced-only
-    design or when no split gives a correlation."""
-    from .core.model_reliability import model_reliability_entry
-
-    if settings_of(project) is None:
-        return None
-    return model_reliability_entry(judgments, method, seed=seed)
-
-
 # --------------------------------------------------------------------------- the platform
 
 
@@ -172,7 +157,7 @@ def design_finished(project: Project) -> bool:
     top-up (no tuple of the items left keeps the rules: each would pair items that met
     before, or seat one where it has sat more often; exhaustively checked while at most
     ``core.FILL_POOL`` items are below the bound)."""
-    adaptive = settings_of(project)
+    adaptive = adaptive_settings(project)
     if _ended_empty(project):
         return True
     state = design_state(project)
@@ -182,7 +167,7 @@ def design_finished(project: Project) -> bool:
 def needs_batch(project: Project) -> bool:
     """Whether the next batch is due: fewer than ready_margin tuples open, and the design
     not finished."""
-    adaptive = settings_of(project)
+    adaptive = adaptive_settings(project)
     if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):
         return False
     return not design_finished(project)
@@ -195,7 +180,7 @@ def _pending_key(project_id: int) -> str:
 def after_hand_out(project: Project) -> bool:
     """The queue handed out a unit or found none: for an adaptive project, the same check
     as after answers (a balanced project costs one look at its settings)."""
-    if settings_of(project) is None:
+    if adaptive_settings(project) is None:
         return False
     return maybe_queue_batch(project.pk, project=project)
 
@@ -208,21 +193,19 @@ def maybe_queue_batch(project_id: int, project: Project | None = None) -> bool:
     if project is None:
         # the settings only: not the uploaded YAML text or the rest of the row
         project = Project.objects.filter(pk=project_id).only("id", "config").first()
-    adaptive = None if project is None else settings_of(project)
+    adaptive = None if project is None else adaptive_settings(project)
     # Cheap checks only (the task reads the whole design): this runs after every answer.
     if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):
         return False
     if _ended_empty(project):
         return False
-    from .tasks import design_batch_task
-
     try:
         fresh = cache.add(_pending_key(project_id), 1, timeout=DESIGN_PENDING_SECONDS)
     except Exception:  # the cache lives in Redis: ask again when it cannot say
         fresh = True
     if not fresh:
         return False
-    sent = send_task(design_batch_task, project_id)
+    sent = send_task(DESIGN_BATCH_TASK, project_id)
     if not sent:
         done_designing(project_id)
     return sent
@@ -239,7 +222,7 @@ def done_designing(project_id: int) -> None:
 def design_status(project: Project) -> dict | None:
     """What a manager sees of an adaptive design: its batches, the tuples still open and
     whether another batch can come (None for a balanced-only design)."""
-    adaptive = settings_of(project)
+    adaptive = adaptive_settings(project)
     if adaptive is None:
         return None
     batches = list(
@@ -260,8 +243,6 @@ def design_status(project: Project) -> dict | None:
 
 def latest_fit(project: Project) -> ScoreRun | None:
     """The newest finished run of the project's first BWS scheme that read every answer."""
-    from annotation.models import Annotation
-
     schemes = project.settings.bws_schemes
     if not schemes:
         return None
@@ -285,8 +266,6 @@ def prepare_next_batch(project: Project) -> TupleBatch | None:
     so far (a new run unless the newest one read them all) and design batches from that
     fit until the open tuples are at the margin again or the design is finished; the last
     batch added (None: none was due)."""
-    from . import services
-
     if not needs_batch(project):
         return None
     run = latest_fit(project)
@@ -314,7 +293,7 @@ def add_batch(*, project: Project, fit_run: ScoreRun | None) -> TupleBatch | Non
     or the design is finished). The project's ScoringState row is locked first, so a
     second worker waits and then finds the margin met."""
     ScoringState.objects.select_for_update().filter(project=project).first()
-    adaptive = settings_of(project)
+    adaptive = adaptive_settings(project)
     if adaptive is None or fit_run is None or not needs_batch(project):
         return None
     last = TupleBatch.objects.filter(project=project).aggregate(n=Max("number"))["n"]
@@ -373,10 +352,6 @@ def store_batch_tuples(*, project: Project, batch: TupleBatch, rows: np.ndarray)
 
 def _rewrite_tuple_file(project: Project) -> None:
     """Once the batch commits, the project's tuples.jsonl lists every batch's tuples."""
-    from projects.services import project_folder
-
-    from .filemode import write_tuple_file
-
     listing = [
         (tuple_id, item_ids, instance)
         for tuple_id, item_ids, instance in BwsTuple.objects.filter(project=project)

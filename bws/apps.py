@@ -1,4 +1,7 @@
+from celery.signals import worker_ready
 from django.apps import AppConfig
+
+from projects import events
 
 
 class BwsConfig(AppConfig):
@@ -6,10 +9,7 @@ class BwsConfig(AppConfig):
     verbose_name = "Best-Worst Scaling"
 
     def ready(self):
-        from celery.signals import worker_ready
-
-        from projects import events
-
+        # The receivers use the models, which the app registry loads only after this module.
         from . import receivers
 
         wiring = [

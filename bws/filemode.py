@@ -19,6 +19,7 @@ import numpy as np
 
 from bws.core.advice import Advice, advice_for_judgments
 from bws.core.bootstrap import DEFAULT_RESAMPLES, Intervals, bootstrap_intervals
+from bws.core.design import balanced_design
 from bws.core.diagnostics import (
     APPROXIMATE_MARK,
     NO_INTERVAL,
@@ -26,6 +27,7 @@ from bws.core.diagnostics import (
     Diagnostics,
     diagnose_report,
 )
+from bws.core.groups import item_groups
 from bws.core.intervals import Intervals as CalibratedIntervals
 from bws.core.intervals import counting_intervals, model_intervals
 from bws.core.judgments import Judgments, build_judgments
@@ -123,16 +125,12 @@ class Study:
         if design.items_key:
             pools = [len(i.items) for i in self.data.instances]
         elif design.group_key:
-            from bws.core.groups import item_groups
-
             values = [item.data.get(design.group_key) for item in self.data.items]
             groups = item_groups(values, self.item_ids, size, design.group_key)
             return sum(math.ceil(len(members) * r / size) for _, members in groups)
         else:
             pools = [len(self.item_ids)]
         if design.ensure_pair_coverage and not design.items_key:
-            from bws.core.design import balanced_design
-
             return len(
                 balanced_design(
                     len(self.item_ids), size, r, seed=design.seed, ensure_pair_coverage=True

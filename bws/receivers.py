@@ -6,6 +6,7 @@ from projects.events import BuildRefused
 
 from . import adaptive, scheduling, services
 from .core.design import DesignError, design_memory
+from .models import ScoringState
 
 
 def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
@@ -64,8 +65,6 @@ def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
 
 def build_project_tuples(sender, *, project, config, data, instances, **kwargs):
     """Inside the import's transaction: the scoring state and the tuples with their units."""
-    from .models import ScoringState
-
     ScoringState.objects.create(project=project)
     try:
         return services.build_tuples(project=project, config=config, data=data, instances=instances)

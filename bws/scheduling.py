@@ -6,10 +6,13 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.models import Annotation
 from projects import events
+from projects.models import Project
 from projects.queueing import send_task
 
 from .models import ScoreRun, ScoringState
@@ -17,13 +20,15 @@ from .services import request_run, scoring_options
 
 log = logging.getLogger(__name__)
 
+# The tasks queued from here, by their registered names (bws.tasks, which imports this).
+SCORE_RUN_TASK = "bws.score_run"
+RECOMPUTE_PROJECT_TASK = "bws.recompute_project"
+
 
 def queue_run(run: ScoreRun) -> bool:
     """Send a recorded run to the scoring queue; False when the broker cannot be reached
     (the run stays queued, and the catch-up sends it again)."""
-    from .tasks import score_run_task
-
-    return send_task(score_run_task, run.pk)
+    return send_task(SCORE_RUN_TASK, run.pk)
 
 
 def note_answers(project_id: int) -> None:
@@ -41,10 +46,6 @@ def note_answers(project_id: int) -> None:
 
 def end_session(user) -> None:
     """An annotator logged out: score their projects now instead of waiting for the gap."""
-    from annotation.models import Annotation
-
-    from .tasks import recompute_project_task
-
     since = timezone.now() - timedelta(hours=12)
     project_ids = set(
         Annotation.objects.filter(annotator=user, updated_at__gte=since)
@@ -52,7 +53,7 @@ def end_session(user) -> None:
         .distinct()
     )
     for state in ScoringState.objects.filter(project_id__in=project_ids, dirty=True):
-        send_task(recompute_project_task, state.project_id, force=True)
+        send_task(RECOMPUTE_PROJECT_TASK, state.project_id, force=True)
 
 
 def start_recompute(project) -> str:
@@ -61,15 +62,13 @@ def start_recompute(project) -> str:
 
     A run that cannot be queued (the broker is down) is marked failed and the flag is set
     again, so the catch-up starts over once the broker is back: nothing is left stale."""
-    from .tasks import score_run_task
-
     now = timezone.now()
     ScoringState.objects.filter(project=project).update(dirty=False, scheduled_at=now)
     schemes = [s.name for s in project.settings.bws_schemes]
     auto = [name for name in schemes if scoring_options(project, name)["auto_compute"]]
     for name in auto:
         run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
-        if not send_task(score_run_task, run.pk):
+        if not send_task(SCORE_RUN_TASK, run.pk):
             ScoreRun.objects.filter(pk=run.pk).update(
                 status=ScoreRun.Status.FAILED,
                 error="the task queue could not be reached; scored again when it is back",
@@ -89,8 +88,6 @@ def schedule_dirty_projects() -> int:
     starts: recompute every dirty project whose session has ended (no answer for
     SCORING_SESSION_GAP seconds); queue again runs whose message was lost; requeue runs
     whose worker is gone (past SCORING_RUN_TIMEOUT). Returns the projects started."""
-    from projects.models import Project
-
     now = timezone.now()
     ended = now - timedelta(seconds=settings.SCORING_SESSION_GAP)
     count = 0
@@ -122,10 +119,6 @@ def resend_stale_runs(now) -> None:
     """A run queued more than SCORING_SCHEDULE_STALE seconds ago is sent again, at most
     once per that period (a broker restarted without its data loses messages). A
     duplicate costs nothing: a run already done is not computed again."""
-    from django.core.cache import cache
-
-    from .tasks import score_run_task
-
     stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
     for run_id in ScoreRun.objects.filter(
         status=ScoreRun.Status.QUEUED, created_at__lt=stale
@@ -135,7 +128,7 @@ def resend_stale_runs(now) -> None:
         except Exception:  # the cache lives in Redis: resend when it cannot say
             fresh = True
         if fresh:
-            send_task(score_run_task, run_id)
+            send_task(SCORE_RUN_TASK, run_id)
 
 
 def requeue_lost_runs(runs, why: str) -> int:
@@ -143,8 +136,6 @@ def requeue_lost_runs(runs, why: str) -> int:
     restart); after SCORING_RUN_ATTEMPTS starts a run is marked failed instead, so a run
     that kills its worker does not loop. The last good run stays the one shown meanwhile.
     Runs of the command line are not the workers' to requeue."""
-    from .tasks import score_run_task
-
     runs = runs.exclude(trigger=ScoreRun.Trigger.COMMAND)
     ScoreRun.objects.filter(
         pk__in=list(
@@ -163,7 +154,7 @@ def requeue_lost_runs(runs, why: str) -> int:
     )
     for run_id in requeued:
         log.warning("run %s: its worker stopped (%s); queued again", run_id, why)
-        send_task(score_run_task, run_id)
+        send_task(SCORE_RUN_TASK, run_id)
     return len(requeued)
 
 

@@ -4,6 +4,7 @@ import numpy as np
 from django.db.models import F, QuerySet
 
 from annotation.models import Annotation
+from projects.configuration.adaptive import AdaptiveSettings
 from projects.models import Item, Project
 from projects.selectors import excluded_user_ids
 
@@ -14,6 +15,12 @@ from .models import BwsTuple, ItemScore, ScoreRun
 
 def bws_scheme_names(project: Project) -> list[str]:
     return [s.name for s in project.settings.bws_schemes]
+
+
+def adaptive_settings(project: Project) -> AdaptiveSettings | None:
+    """The project's adaptive block, or None when its design is balanced only."""
+    bws = project.settings.bws
+    return None if bws is None else bws.adaptive
 
 
 def judgments_for(project: Project, scheme: str) -> Judgments:

@@ -9,18 +9,35 @@ from pathlib import Path
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.models import Annotation
 from projects.configuration import ProjectConfig
 from projects.datafiles import LoadedData
-from projects.models import Unit
-from projects.services import store_units
+from projects.models import Item, Unit
+from projects.paths import PathRefused
+from projects.services import project_folder, store_units
 
+from . import selectors
 from .core import design
+from .core.advice import advice_for_judgments
+from .core.convergence import convergence
+from .core.diagnostics import diagnose
 from .core.groups import item_groups
+from .core.model_reliability import model_reliability_entry
+from .core.reliability import split_half
 from .core.scoring import METHODS
+from .filemode import (
+    ScoreRow,
+    format_stats,
+    scheme_scoring,
+    score_judgments,
+    score_table,
+    write_score_table,
+    write_tuple_file,
+)
 from .models import BwsTuple, ItemScore, ScoreRun, TupleBatch
 
 log = logging.getLogger(__name__)
@@ -156,10 +173,6 @@ def _keep_tuple_file(project, rows) -> None:
     """Once the import commits, write the tuples in the project's folder (tuples.jsonl,
     beside an uploaded config), where ``python -m bws score --config`` looks up the tuple
     of an answer record that names it by id only."""
-    from projects.services import project_folder
-
-    from .filemode import write_tuple_file
-
     listing = [
         (f"tuple_{n + 1:06d}", item_ids, inst.instance_id if inst is not None else None)
         for n, (inst, item_ids) in enumerate(rows)
@@ -230,8 +243,6 @@ def resamples_refusal(n_items: int, resamples: int) -> str | None:
 
 def scoring_options(project, scheme: str) -> dict:
     """The scheme's scoring settings with defaults (method, intervals, resamples, output)."""
-    from .filemode import scheme_scoring
-
     for entry in project.settings.bws_schemes:
         if entry.name == scheme:
             return scheme_scoring(entry)
@@ -256,8 +267,6 @@ def request_run(
     method = method or options["method"]
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-    from projects.models import Item
-
     n_items = Item.objects.filter(project=project).count()
     if bootstrap is None:
         bootstrap = options["bootstrap_iterations"] if options["include_confidence"] else 0
@@ -291,8 +300,6 @@ def execute_run(run_id: int) -> ScoreRun:
     The worker and the command line compute alike, in their own process: what keeps a
     worker's run from slowing the web is its CPU quota (platform/DEPLOY.md, "Scoring
     beside annotators")."""
-    from . import selectors
-
     run = ScoreRun.objects.select_related("project").get(pk=run_id)
     if run.status == ScoreRun.Status.OK:
         return run  # a redelivered task: the work is done
@@ -303,7 +310,7 @@ def execute_run(run_id: int) -> ScoreRun:
         error="",
     )
     try:
-        result = _compute(run, selectors)
+        result = _compute(run)
     except SoftTimeLimitExceeded:
         ScoreRun.objects.filter(pk=run.pk).update(
             status=ScoreRun.Status.FAILED,
@@ -350,14 +357,9 @@ def score_everything(
 ):
     """The numeric part of a run, with no database access: scores with intervals,
     split-half reliability, convergence, the advice on when to stop and the stats text.
-    ``model``: an adaptive design's model split-half (bws.adaptive.model_reliability), which
+    ``model``: an adaptive design's model split-half (model_reliability_entry), which
     makes the advice's projected reliability a range. ``design``: the adaptive strategy
     (bws.core.diagnostics marks intervals under iterative rounds approximate)."""
-    from .core.advice import advice_for_judgments
-    from .core.convergence import convergence
-    from .core.reliability import split_half
-    from .filemode import format_stats, score_judgments, score_table
-
     report = score_judgments(
         judgments,
         method,
@@ -390,11 +392,7 @@ def score_everything(
     return rows, reliability, points, stats, advice
 
 
-def _compute(run: ScoreRun, selectors) -> _Computed:
-    from annotation.models import Annotation
-
-    from . import adaptive
-
+def _compute(run: ScoreRun) -> _Computed:
     project = run.project
     changed = (
         Annotation.objects.filter(project=project, scheme=run.scheme)
@@ -431,11 +429,14 @@ def _compute(run: ScoreRun, selectors) -> _Computed:
         selectors.planned_tuples(project),
         run.scheme,
     )
-    # An adaptive design: the split-half of a model fit beside the counting one (and the
-    # advice's projected reliability a range between them).
-    model = adaptive.model_reliability(project, judgments, run.method, seed=params.get("seed", 0))
-    settings = adaptive.settings_of(project)
-    design = None if settings is None else str(settings.strategy)
+    # An adaptive design: the split-half of a model fit beside the counting one, which
+    # misreads tuples of close items (and the advice's projected reliability a range
+    # between them).
+    adaptive = selectors.adaptive_settings(project)
+    model = None
+    if adaptive is not None:
+        model = model_reliability_entry(judgments, run.method, seed=params.get("seed", 0))
+    design = None if adaptive is None else str(adaptive.strategy)
     rows, reliability, points, stats, advice = score_everything(*work, model=model, design=design)
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
@@ -485,8 +486,6 @@ def write_item_scores(run: ScoreRun, rows, index_of: dict) -> None:
 
     PostgreSQL loads them with one COPY (1,000,000 rows in seconds, benchmarks/scale.py);
     other databases (SQLite) by bulk_create in batches of ITEM_SCORE_BATCH."""
-    from django.db import connections, router
-
     alias = router.db_for_write(ItemScore)
     with transaction.atomic(using=alias):
         ItemScore.objects.using(alias).filter(run=run).delete()  # a retried run starts clean
@@ -556,7 +555,7 @@ def _reliability_dict(reliability, model: dict | None = None) -> dict | None:
         "trials": reliability.trials,
         "split": reliability.split,
     }
-    if model is not None:  # adaptive designs (bws.adaptive.model_reliability)
+    if model is not None:  # adaptive designs (model_reliability_entry)
         stored["model"] = _json_ready(model)
     return stored
 
@@ -565,8 +564,6 @@ def _diagnostics(judgments, method: str, params: dict, rows, ids, *, design=None
     """The run's diagnostics (bws.core.diagnostics) in their stored JSON form, from the
     judgments and the intervals of the score table's rows (``design``: the adaptive
     strategy, if any)."""
-    from .core.diagnostics import diagnose
-
     low = high = None
     if params.get("bootstrap", 0):
         index_of = {item_id: n for n, item_id in enumerate(ids)}
@@ -588,11 +585,6 @@ def _diagnostics(judgments, method: str, params: dict, rows, ids, *, design=None
 
 def run_rows(run: ScoreRun) -> list:
     """The run's score table rows (filemode.ScoreRow), ranked, with item texts."""
-    from projects.models import Item
-
-    from . import selectors
-    from .filemode import ScoreRow
-
     texts = dict(Item.objects.filter(project=run.project).values_list("item_id", "text"))
     items = selectors.ranked_items(run)
     return [
@@ -613,8 +605,6 @@ def run_rows(run: ScoreRun) -> list:
 
 def write_run_table(run: ScoreRun, path) -> Path:
     """Write a stored run as the score table: one row per item (TSV, or CSV for .csv)."""
-    from .filemode import write_score_table
-
     return write_score_table(run_rows(run), path)
 
 
@@ -623,11 +613,6 @@ def _write_output_file(run: ScoreRun, result: _Computed) -> None:
 
     Confined again here, whatever the stored config says now: a path that leads outside
     is not written (the run keeps its scores; the log says why)."""
-    from projects.paths import PathRefused
-    from projects.services import project_folder
-
-    from .filemode import write_score_table
-
     output = scoring_options(run.project, run.scheme).get("output_file")
     if not output or not result.rows:
         return

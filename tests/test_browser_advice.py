@@ -48,9 +48,9 @@ def annotated_adaptive_project(tmp_path, monkeypatch, slug, extra, *, answers):
     annotators up to ``answers`` units or the end of its design, batches designed at once."""
     from annotation.queue import next_unit
     from bws import adaptive
-    from bws.tests.test_adaptive_platform import ADAPTIVE, answer, write_study
+    from bws.tests.test_adaptive_platform import ADAPTIVE, answer, run_now, write_study
 
-    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: task.run(*args) or True)
+    monkeypatch.setattr(adaptive, "send_task", run_now)
     config, truth = write_study(tmp_path / "study", adaptive_block=ADAPTIVE + extra)
     project = import_project(config_path=config, slug=slug).project
     project.truth = truth

@@ -38,6 +38,7 @@ one column between nearby rows (which moves no item to another position).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 from scipy.special import ndtr
@@ -542,8 +543,6 @@ def _search_tuple(pool: np.ndarray, state: DesignState, budget: int | None):
 
 
 def _permutations(size: int) -> list[tuple[int, ...]]:
-    from itertools import permutations
-
     return list(permutations(range(size)))
 
 

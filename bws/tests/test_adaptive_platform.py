@@ -13,10 +13,11 @@ from django.urls import reverse
 
 from annotation.answers import submit_answers
 from annotation.queue import next_unit
-from bws import adaptive, tasks
+from bws import adaptive, selectors, tasks
 from bws.core import adaptive as core
 from bws.core.design import design_summary
 from bws.models import BwsTuple, ScoreRun, TupleBatch
+from config.celery import app as celery_app
 from projects.configuration import ConfigError, load_config
 from projects.models import Membership, Unit
 from projects.services import import_project, project_folder
@@ -72,17 +73,23 @@ def no_pending_design():
     cache.clear()
 
 
+def run_now(name, *args, **kwargs) -> bool:
+    """A task queued by its registered name, run at once in the test's process as a worker
+    would run it (bws.tasks registers the names)."""
+    celery_app.tasks[name].run(*args, **kwargs)
+    return True
+
+
 @pytest.fixture
 def inline_tasks(monkeypatch):
     """The batch task runs at once in the test's process (as a worker would run it)."""
     sent = []
 
-    def run_now(task, *args, **kwargs):
-        sent.append(task.name)
-        task.run(*args, **kwargs)
-        return True
+    def send(name, *args, **kwargs):
+        sent.append(name)
+        return run_now(name, *args, **kwargs)
 
-    monkeypatch.setattr(adaptive, "send_task", run_now)
+    monkeypatch.setattr(adaptive, "send_task", send)
     return sent
 
 
@@ -211,7 +218,7 @@ def test_a_project_without_the_block_has_no_batches(tmp_path, settings):
     config, _ = write_study(tmp_path / "plain", adaptive_block="")
     plain = import_project(config_path=config, slug="plain").project
     assert not TupleBatch.objects.filter(project=plain).exists()
-    assert adaptive.settings_of(plain) is None and not adaptive.needs_batch(plain)
+    assert selectors.adaptive_settings(plain) is None and not adaptive.needs_batch(plain)
 
 
 def test_the_queue_never_runs_dry_before_the_design_is_complete(

@@ -12,7 +12,7 @@ from annotation.queue import next_unit
 from bws import adaptive
 from bws.core import adaptive as core
 from bws.models import BwsTuple, TupleBatch
-from bws.tests.test_adaptive_platform import answer, write_study
+from bws.tests.test_adaptive_platform import answer, run_now, write_study
 from projects.services import import_project
 from projects.tests.factories import UserFactory
 
@@ -41,11 +41,6 @@ def no_pending_design():
 @pytest.fixture
 def inline_tasks(monkeypatch):
     """The batch task runs at once, as a worker would run it."""
-
-    def run_now(task, *args, **kwargs):
-        task.run(*args, **kwargs)
-        return True
-
     monkeypatch.setattr(adaptive, "send_task", run_now)
 
 

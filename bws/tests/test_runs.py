@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation.annotation_files import write_export
 from annotation.answers import submit_answers
 from annotation.queue import next_unit
-from bws import scheduling, services, tasks
+from bws import adaptive, scheduling, services, tasks
 from bws.models import ItemScore, ScoreRun, ScoringState
 from projects.services import import_project
 from projects.tests.factories import UserFactory
@@ -180,8 +180,8 @@ def test_failed_run_is_marked_and_keeps_the_last_good_one(study, monkeypatch):
 def sent(monkeypatch):
     calls = []
 
-    def record(task, *args, countdown=0, **kwargs):
-        calls.append((task.name, args, kwargs, countdown))
+    def record(name, *args, countdown=0, **kwargs):
+        calls.append((name, args, kwargs, countdown))
         return True
 
     monkeypatch.setattr(scheduling, "send_task", record)
@@ -256,8 +256,8 @@ def broker_down(monkeypatch):
 
     broker = Broker()
 
-    def send(task, *args, countdown=0, **kwargs):
-        calls.append(task.name)
+    def send(name, *args, countdown=0, **kwargs):
+        calls.append(name)
         return not broker.down
 
     monkeypatch.setattr(scheduling, "send_task", send)
@@ -351,6 +351,19 @@ def test_scoring_tasks_go_to_the_scoring_queue_and_the_rest_stays_on_the_default
     assert router.route({}, "agreement.compute_report")["queue"].name == "scoring"
     for name in ("bws.catch_up", "bws.recompute_project", "bws.design_summary"):
         assert router.route({}, name)["queue"].name == "celery"
+
+
+def test_work_queued_by_name_goes_to_the_bws_task_of_that_name():
+    # scheduling and adaptive queue by the registered name, without importing bws.tasks.
+    from config.celery import app
+
+    queued = {
+        scheduling.SCORE_RUN_TASK: tasks.score_run_task,
+        scheduling.RECOMPUTE_PROJECT_TASK: tasks.recompute_project_task,
+        adaptive.DESIGN_BATCH_TASK: tasks.design_batch_task,
+    }
+    for name, task in queued.items():
+        assert task.name == name and app.tasks[name].name == name
 
 
 def test_the_broker_takes_back_an_unacknowledged_message_within_minutes():
