@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bws.cli_errors import CliError
 from bws.core.scoring_options import (
     DEFAULT_ALPHA,
     DEFAULT_MAX_ITER,
@@ -26,10 +27,6 @@ from bws.core.scoring_options import (
 )
 
 Registrar = Callable[[argparse._SubParsersAction], None]
-
-
-class CliError(Exception):
-    """Bad input on the command line: printed as a message, exit code 2."""
 
 
 def _int_at_least(low: int) -> Callable[[str], int]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bws import cli
 from bws.core.judgments import JudgmentError
 from bws.core.scoring_options import METHOD_NAMES
 from bws.filemode import (
@@ -105,9 +104,3 @@ def run_stats(args: argparse.Namespace) -> int:
 def _fail(problem) -> int:
     print(f"error: {problem}", file=sys.stderr)
     return 2
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``score`` or ``stats`` on their own, with the arguments of ``python -m bws``."""
-    args = cli.build_parser(("score", "stats")).parse_args(argv)
-    return args.handler(args)

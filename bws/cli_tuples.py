@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from bws.cli import CliError
+from bws.cli_errors import CliError
 from bws.core.design import DesignError, balanced_design, design_summary, random_tuples
 from projects.datafiles import DataError, read_records
 

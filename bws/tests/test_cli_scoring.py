@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bws import cli_scoring, filemode
+from bws import cli, filemode
 from bws.core import scoring
 from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples
@@ -94,7 +94,7 @@ def read_table(path, delimiter="\t"):
 @pytest.mark.parametrize("method", scoring.METHODS)
 def test_score_writes_the_table_sorted_by_score_with_counts_and_intervals(tmp_path, capsys, method):
     config, ids, truth = make_study(tmp_path)
-    code = cli_scoring.main(["score", "--config", str(config), "--method", method])
+    code = cli.main(["score", "--config", str(config), "--method", method])
     assert code == 0
     path = tmp_path / "annotation_output" / "bws_scores.tsv"
     assert str(path) in capsys.readouterr().out
@@ -130,7 +130,7 @@ def test_csv_output_options_and_no_intervals(tmp_path, capsys):
     out = tmp_path / "elsewhere" / "scores.csv"
     args = ["score", "--config", str(config), "--output", str(out), "--bootstrap", "0"]
     args += ["--method", "plackett_luce", "--max-iter", "50", "--tolerance", "1e-8"]
-    assert cli_scoring.main(args) == 0
+    assert cli.main(args) == 0
     rows = read_table(out, delimiter=",")
     assert len(rows) == len(ids)
     assert rows[0]["ci_low"] == "" and rows[0]["ci_high"] == ""
@@ -139,7 +139,7 @@ def test_csv_output_options_and_no_intervals(tmp_path, capsys):
 
 def test_stats_prints_the_spec_layout(tmp_path, capsys):
     config, ids, _ = make_study(tmp_path, n_items=40)
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     text = capsys.readouterr().out
     lines = text.splitlines()
     assert lines[:6] == [
@@ -166,7 +166,7 @@ def test_stats_prints_the_spec_layout(tmp_path, capsys):
 
 def test_stats_covers_every_scheme(tmp_path, capsys):
     config, _, _ = make_study(tmp_path, schemes=("fluency", "adequacy"), method="counting")
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     text = capsys.readouterr().out
     assert "Schema: fluency" in text and "Schema: adequacy" in text
     assert "Score Summary (Counting):" in text
@@ -201,7 +201,7 @@ def test_item_ids_repeated_across_instances_aggregate(tmp_path, capsys):
                 }
                 out.write(json.dumps(record) + "\n")
     (tmp_path / "config.yaml").write_text(CONFIG_B)
-    assert cli_scoring.main(["score", "--config", str(tmp_path / "config.yaml")]) == 0
+    assert cli.main(["score", "--config", str(tmp_path / "config.yaml")]) == 0
     rows = read_table(tmp_path / "results" / "quality.csv", delimiter=",")
     assert [row["item_id"] for row in rows] == systems
     assert sum(int(row["appearances"]) for row in rows) == 30 * 3 * 4
@@ -210,7 +210,7 @@ def test_item_ids_repeated_across_instances_aggregate(tmp_path, capsys):
 
 
 def fail(capsys, args):
-    code = cli_scoring.main(args)
+    code = cli.main(args)
     captured = capsys.readouterr()
     assert code == 2
     assert "Traceback" not in captured.err
@@ -258,10 +258,10 @@ def test_other_bad_input_exits_2_with_a_message(tmp_path, capsys):
     err = fail(capsys, ["score", "--config", str(tmp_path / "missing.yaml")])
     assert "missing.yaml" in err
     with pytest.raises(SystemExit) as caught:
-        cli_scoring.main(["score", "--config", str(config), "--method", "elo"])
+        cli.main(["score", "--config", str(config), "--method", "elo"])
     assert caught.value.code == 2
     with pytest.raises(SystemExit) as caught:
-        cli_scoring.main(["score", "--config", str(config), "--tolerance", "-1"])
+        cli.main(["score", "--config", str(config), "--tolerance", "-1"])
     assert caught.value.code == 2
     (tmp_path / "data" / "items.jsonl").write_text('{"id": "a", "text": "x"}\n{"id": "a"\n')
     err = fail(capsys, ["score", "--config", str(config), "--scheme", "fluency"])
@@ -332,7 +332,7 @@ def split_study(root):
 
 def test_score_and_stats_warn_of_separate_groups(tmp_path, capsys):
     config = split_study(tmp_path)
-    assert cli_scoring.main(["score", "--config", str(config), "--bootstrap", "50"]) == 0
+    assert cli.main(["score", "--config", str(config), "--bootstrap", "50"]) == 0
     captured = capsys.readouterr()
     warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
     assert warnings[0] == (
@@ -340,7 +340,7 @@ def test_score_and_stats_warn_of_separate_groups(tmp_path, capsys):
         "another, so scores (and ranks) are comparable only within a group."
     )
     assert "Wrote " in captured.out and "warning" not in captured.out
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     text = capsys.readouterr().out
     block = text.split("Warnings:\n", 1)[1]
     assert block.startswith("  - 2 separate groups of items (30 and 10 items)")
@@ -348,9 +348,9 @@ def test_score_and_stats_warn_of_separate_groups(tmp_path, capsys):
 
 def test_a_connected_study_prints_no_warning(tmp_path, capsys):
     config, _, _ = make_study(tmp_path)
-    assert cli_scoring.main(["score", "--config", str(config), "--bootstrap", "50"]) == 0
+    assert cli.main(["score", "--config", str(config), "--bootstrap", "50"]) == 0
     assert "warning" not in capsys.readouterr().err
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     assert "Warnings:" not in capsys.readouterr().out
 
 
@@ -361,7 +361,7 @@ def test_one_annotator_resampled_by_annotator_gives_no_zero_width_figure(tmp_pat
     (tmp_path / "annotation_output" / "user_2.jsonl").unlink()
     args = ["score", "--config", str(config), "--intervals", "bootstrap"]
     args += ["--resample-by", "annotator", "--bootstrap", "50"]
-    assert cli_scoring.main(args) == 0
+    assert cli.main(args) == 0
     err = capsys.readouterr().err
     assert (
         "warning: The bootstrap resampled annotators, and there is only 1: it needs at least "
@@ -381,7 +381,7 @@ def test_stats_shows_an_always_best_item_as_approximate_not_as_zero_width(tmp_pa
             answer["best"] = "item_039"
             answer["worst"] = answer["worst"] if answer["worst"] in others else others[0]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     text = capsys.readouterr().out
     # Its counting score is +1 whatever the data's noise: its interval is approximate
     # ("≈ no spread" at zero width, as a bootstrap gives it), never "±0.00".

@@ -166,9 +166,9 @@ admin:axes_accessfailurelog_change      302    302    302    302    302    302  
 admin:axes_accessfailurelog_history     302    302    302    302    302    302    302    302
 admin:axes_accessfailurelog_delete      302    302    302    302    302    302    302    302
 # the world has no participant (pk 0: the admin redirects to its list)
-admin:projects_participant_change       302    302    302    302    302    302    302    302
-admin:projects_participant_history      302    302    302    302    302    302    302    302
-admin:projects_participant_delete       302    302    302    302    302    302    302    302
+admin:crowds_participant_change       302    302    302    302    302    302    302    302
+admin:crowds_participant_history      302    302    302    302    302    302    302    302
+admin:crowds_participant_delete       302    302    302    302    302    302    302    302
 admin:*                                 302    302    302    302    302    302    302    200
 """
 
