@@ -2,13 +2,15 @@
 
 Importing the package imports every module in it, and each class registers the stored
 type names it serves as it is defined; there is no list of modules to keep. Adding a type
-is adding its module (and its template under templates/projects/schemes/).
+is adding its module (and its template under templates/projects/schemes/); an app above
+`projects` adds one through an ``annolab.scheme_types`` entry point instead.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from importlib.metadata import entry_points
 
 from projects.schemes.base import _REGISTRY, SchemeType
 
@@ -23,11 +25,20 @@ __all__ = [
 ]
 
 
+# Scheme types of other apps (bws: best-worst scaling) are found through entry points of
+# this group in the installed package's metadata (pyproject.toml), so this package names no
+# app above it.
+ENTRY_POINTS = "annolab.scheme_types"
+
+
 def discover() -> None:
-    """Import every module of the package not imported yet (which registers its types)."""
+    """Import every module of the package not imported yet, and every module the
+    ``annolab.scheme_types`` entry points name (each registers its types)."""
     for module in pkgutil.iter_modules(__path__):
         if module.name != "base":
             importlib.import_module(f"{__name__}.{module.name}")
+    for entry in entry_points(group=ENTRY_POINTS):
+        entry.load()
 
 
 def scheme_type(type_name: str) -> type[SchemeType]:

@@ -1,4 +1,9 @@
-"""Best-worst scaling: the best and the worst item of the tuple shown."""
+"""Best-worst scaling as a scheme type: the best and the worst item of the tuple shown.
+
+The type plugs into the scheme-type registry of `projects.schemes` the way any type does,
+from outside it: pyproject.toml lists this module under the ``annolab.scheme_types`` entry
+points, which the registry loads with its own modules, so every reader of a configuration
+(the server, a worker, ``python -m bws`` and ``python -m agreement``) knows the type."""
 
 from __future__ import annotations
 
