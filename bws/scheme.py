@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from projects.configuration.design import Scoring, TupleGeneration
-from projects.configuration.fields import Flag, between
+from projects.configuration.design import Scoring, TupleGeneration, TupleSize
+from projects.configuration.fields import Flag
 from projects.configuration.fields import Text as TextField
 from projects.configuration.scheme_options import SchemeEntry
 from projects.configuration.vocabulary import (
     DEFAULT_BEST_LABEL,
     DEFAULT_WORST_LABEL,
-    MAX_TUPLE_SIZE,
-    MIN_TUPLE_SIZE,
     WORST_KEYS,
 )
 from projects.schemes.base import SchemeType, short
@@ -29,7 +27,7 @@ class BwsOptions(SchemeEntry):
     """A best_worst_scaling scheme (dialect A's bws schemes are translated into this)."""
 
     items_key: TextField | None = None
-    tuple_size: between(MIN_TUPLE_SIZE, MAX_TUPLE_SIZE) | None = None
+    tuple_size: TupleSize | None = None
     best_label: TextField = DEFAULT_BEST_LABEL
     worst_label: TextField = DEFAULT_WORST_LABEL
     show_item_labels: Flag = True

@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from projects.configuration.adaptive import AdaptiveSettings
-from projects.configuration.design import Scoring, TupleGeneration
+from projects.configuration.design import Scoring, TupleGeneration, TupleSize
 from projects.configuration.dialects import IGNORED_DESIGN, Translated, translate
-from projects.configuration.fields import Block, between, key_path, reason_of, suggestion_of
+from projects.configuration.fields import Block, key_path, reason_of, suggestion_of
 from projects.configuration.gold import GoldSettings
 from projects.configuration.instructions import read_instructions
 from projects.configuration.issues import ConfigError, Issues, type_name
@@ -24,8 +24,6 @@ from projects.configuration.vocabulary import (
     DEFAULT_SEED,
     DEFAULT_TUPLE_METHOD,
     DEFAULT_TUPLE_SIZE,
-    MAX_TUPLE_SIZE,
-    MIN_TUPLE_SIZE,
     Dialect,
 )
 from projects.configuration.yaml_text import parse_yaml, read_text
@@ -65,7 +63,7 @@ def load_config(
 class _IgnoredDesign(Block):
     """bws_config with no bws scheme to use it: still checked."""
 
-    tuple_size: between(MIN_TUPLE_SIZE, MAX_TUPLE_SIZE) | None = None
+    tuple_size: TupleSize | None = None
     tuple_generation: TupleGeneration | None = None
     scoring: Scoring | None = None
 

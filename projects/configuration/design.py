@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from projects.configuration.adaptive import AdaptiveBlock
-from projects.configuration.fields import Block, Flag, Name, WrittenPath, at_least, choice, limited
+from projects.configuration.fields import (
+    Block,
+    Flag,
+    Name,
+    WrittenPath,
+    at_least,
+    between,
+    choice,
+    limited,
+)
 from projects.configuration.vocabulary import (
     DEFAULT_APPEARANCES,
     DEFAULT_BOOTSTRAP_ITERATIONS,
@@ -13,10 +22,15 @@ from projects.configuration.vocabulary import (
     DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
     DEFAULT_TUPLE_METHOD,
+    MAX_TUPLE_SIZE,
+    MIN_TUPLE_SIZE,
     IntervalMethod,
     ScoringMethod,
     TupleMethod,
 )
+
+# How many items a tuple holds: the one check of tuple_size, wherever a config writes it.
+TupleSize = between(MIN_TUPLE_SIZE, MAX_TUPLE_SIZE)
 
 
 class TupleGeneration(Block):
