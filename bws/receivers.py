@@ -2,6 +2,7 @@
 design against its budgets, builds the tuples of a new project, schedules scoring when
 answers change and scores at once when an annotator logs out."""
 
+from bws import tuple_design
 from projects.events import BuildRefused
 
 from . import adaptive, scheduling, services
@@ -31,7 +32,7 @@ def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
         pools = [len(instance.items) for instance in data.instances]
     elif bws.group_key:
         try:
-            pools = [len(members) for _, members in services.design_groups(data, bws)]
+            pools = [len(members) for _, members in tuple_design.design_groups(data, bws)]
         except DesignError as exc:
             raise BuildRefused(f"{config.source}: tuple design: {exc}") from exc
     else:
@@ -67,7 +68,9 @@ def build_project_tuples(sender, *, project, config, data, instances, **kwargs):
     """Inside the import's transaction: the scoring state and the tuples with their units."""
     ScoringState.objects.create(project=project)
     try:
-        return services.build_tuples(project=project, config=config, data=data, instances=instances)
+        return tuple_design.build_tuples(
+            project=project, config=config, data=data, instances=instances
+        )
     except DesignError as exc:
         raise BuildRefused(f"tuple design: {exc}") from exc
 

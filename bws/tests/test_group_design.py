@@ -101,7 +101,7 @@ def test_grouped_designs_keep_groups_apart_for_any_sizes(sizes, size, appearance
     """The service's per-group design, on the group values as an import reads them."""
     from types import SimpleNamespace
 
-    from bws.services import design_for
+    from bws.tuple_design import design_for
 
     sizes = [max(n, size) for n in sizes]
     values = [f"p{g}" for g, n in enumerate(sizes) for _ in range(n)]
