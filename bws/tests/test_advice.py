@@ -11,7 +11,7 @@ from django.urls import reverse
 from scipy.stats import rankdata
 
 from benchmarks.coverage import simulate
-from bws import cli_scoring, services
+from bws import cli, services
 from bws.core.advice import (
     CONTINUE,
     MIDDLE_SHARE,
@@ -209,7 +209,7 @@ def test_the_dashboard_and_the_api_show_the_advice(client, scored_run):
 
 def test_python_m_bws_stats_prints_the_advice(tmp_path, capsys):
     config, _, _ = make_study(tmp_path, n_items=40)
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     text = capsys.readouterr().out
     advice_line = next(line for line in text.splitlines() if line.startswith("Advice: "))
     assert advice_line.split(": ", 1)[1].startswith(("Keep going: another", "You can stop:"))

@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 from scipy.stats import rankdata
 
-from bws import cli_scoring, services
+from bws import cli, services
 from bws.core.advice import (
     CONTINUE,
     MIDDLE_SHARE,
@@ -300,7 +300,7 @@ def test_python_m_bws_stats_gives_an_adaptive_study_a_range(tmp_path, capsys):
     text = config.read_text()
     block = "  seed: 42\n  adaptive:\n    initial_appearances: 4\n    max_appearances: 12\n"
     config.write_text(text.replace("  seed: 42\n", block, 1))
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert "  projected reliability between " in out and "more judgments (between " in out
     assert "  how: reliability: a range, as the design is adaptive" in out
@@ -312,7 +312,7 @@ def test_python_m_bws_stats_gives_an_adaptive_study_a_range(tmp_path, capsys):
     assert re.search(r"r = -?\d\.\d\d \(Spearman-Brown ", lines[at])
     # the same study without the block: one projection, as before
     config.write_text(text)
-    assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+    assert cli.main(["stats", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert "  projected reliability: " in out and "projected reliability between" not in out
     assert "Model Split-Half" not in out
@@ -324,9 +324,9 @@ def test_python_m_bws_warns_that_intervals_under_iterative_rounds_are_approximat
     for strategy in ("iterative", "adaptive"):
         block = f"  seed: 42\n  adaptive:\n    strategy: {strategy}\n    initial_appearances: 4\n"
         config.write_text(text.replace("  seed: 42\n", block, 1))
-        assert cli_scoring.main(["stats", "--config", str(config)]) == 0
+        assert cli.main(["stats", "--config", str(config)]) == 0
         stats = " ".join(capsys.readouterr().out.split())
-        assert cli_scoring.main(["score", "--config", str(config)]) == 0
+        assert cli.main(["score", "--config", str(config)]) == 0
         warned = capsys.readouterr().err
         if strategy == "iterative":  # the scheme's Bradley-Terry intervals: 0.66-0.97
             assert "drawn inside score buckets (iterative rounds)" in stats
