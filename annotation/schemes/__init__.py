@@ -4,7 +4,7 @@ They plug into the scheme-type registry of `projects.schemes` from here: pyproje
 names this package under the ``annolab.scheme_types`` entry points, and importing it
 imports every module in it, each of whose classes registers the stored type names it
 serves as it is defined. Adding a type is adding its module here (and its template under
-templates/projects/schemes/).
+templates/annotation/schemes/).
 """
 
 import importlib

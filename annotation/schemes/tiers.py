@@ -34,7 +34,7 @@ class TierOptions(Segments.Options):
 
 class Tiers(Segments):
     types = ("tiered_annotation",)
-    template = "projects/schemes/segments.html"
+    template = "annotation/schemes/segments.html"
     measure = "tiered_segments"
     Options = TierOptions
     tiered = True
