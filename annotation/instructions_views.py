@@ -20,7 +20,7 @@ def project_instructions(request, slug):
     text = project.settings.instructions
     return render(
         request,
-        "projects/instructions.html",
+        "annotation/instructions.html",
         {
             "project": project,
             "instructions": render_instructions(text) if text else "",

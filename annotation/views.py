@@ -95,7 +95,7 @@ def _render_unit(
     progress = selectors.my_progress(project, request.user, units=here.units, done=done)
     return render(
         request,
-        "projects/annotate.html",
+        "annotation/annotate.html",
         {
             "project": project,
             "unit": unit,
@@ -147,7 +147,7 @@ def annotate(request, slug):
         completed = selectors.my_completed_units(project, request.user)[:50]
         return render(
             request,
-            "projects/annotate_done.html",
+            "annotation/annotate_done.html",
             {
                 "project": project,
                 "progress": progress,

@@ -69,7 +69,7 @@ class BwsOptions(SchemeEntry):
 class BestWorst(SchemeType):
     types = ("bws",)
     config_types = ("best_worst_scaling",)
-    template = "projects/schemes/bws.html"
+    template = "bws/scheme.html"
     measure = "bws"
     Options = BwsOptions
     together = True

@@ -54,7 +54,7 @@ def training(request, slug):
         return _question(request, project, unit, result)
     return render(
         request,
-        "projects/training_feedback.html",
+        "crowds/training_feedback.html",
         {
             "project": project,
             "result": result,
@@ -71,7 +71,7 @@ def _question(request, project, unit, result, *, errors=None, posted=None, statu
     blocks = _scheme_blocks(views, payload)
     return render(
         request,
-        "projects/training.html",
+        "crowds/training.html",
         {
             "project": project,
             "unit": unit,

@@ -32,7 +32,7 @@ def _refused(request, refusal: flow.EntryRefused):
     )
     response = render(
         request,
-        "projects/participant_refused.html",
+        "crowds/participant_refused.html",
         {"title": refusal.title, "message": refusal.message},
         status=refusal.status,
     )
@@ -92,7 +92,7 @@ def participant_consent(request, slug):
         status = 400
     return render(
         request,
-        "projects/participant_consent.html",
+        "crowds/participant_consent.html",
         {"project": participant.project, "consent": render_instructions(text), "error": error},
         status=status,
     )
@@ -109,7 +109,7 @@ def participant_done(request, slug):
     shown = outcomes.shown(participant)
     response = render(
         request,
-        "projects/participant_done.html",
+        "crowds/participant_done.html",
         {
             "project": participant.project,
             "outcome": participant.outcome,

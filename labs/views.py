@@ -66,7 +66,7 @@ def lab_list(request):
 def _lab_list_page(request, form, status=200):
     return render(
         request,
-        "projects/lab_list.html",
+        "labs/lab_list.html",
         {
             "labs": selectors.labs_with_people(request.user).order_by("name"),
             "form": form,
@@ -136,7 +136,7 @@ def lab_detail(request, slug):
 def _lab_page(request, lab: Lab, form, status=200):
     return render(
         request,
-        "projects/lab_detail.html",
+        "labs/lab_detail.html",
         {
             "lab": lab,
             "is_admin": labs.may_administer(request.user, lab),

@@ -1,15 +1,14 @@
-"""The registry of annotation scheme types: one SchemeType subclass per module here.
+"""The registry of annotation scheme types: every SchemeType subclass, by the stored type
+names it serves.
 
-Importing the package imports every module in it, and each class registers the stored
-type names it serves as it is defined; there is no list of modules to keep. Adding a type
-is adding its module (and its template under templates/projects/schemes/); an app above
-`projects` adds one through an ``annolab.scheme_types`` entry point instead.
+The types live in the apps that own them (annotation: boxes, segments, traces, labels and
+text; bws: best-worst scaling) and plug in through the ``annolab.scheme_types`` entry
+points of the installed package (pyproject.toml): importing this package loads them, and
+each class registers itself as it is defined; there is no list of types to keep.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from importlib.metadata import entry_points
 
 from projects.schemes.base import _REGISTRY, SchemeType
@@ -25,20 +24,19 @@ __all__ = [
 ]
 
 
-# Scheme types of other apps (bws: best-worst scaling) are found through entry points of
-# this group in the installed package's metadata (pyproject.toml), so this package names no
-# app above it.
+# The scheme types are found through entry points of this group in the installed package's
+# metadata (pyproject.toml), so this package names no app above it.
 ENTRY_POINTS = "annolab.scheme_types"
 
 
 def discover() -> None:
-    """Import every module of the package not imported yet, and every module the
-    ``annolab.scheme_types`` entry points name (each registers its types)."""
-    for module in pkgutil.iter_modules(__path__):
-        if module.name != "base":
-            importlib.import_module(f"{__name__}.{module.name}")
-    for entry in entry_points(group=ENTRY_POINTS):
-        entry.load()
+    """Import every module the ``annolab.scheme_types`` entry points name (each registers
+    its types), in the order of their names; a package among them that has a ``discover()``
+    of its own is asked again for modules added since."""
+    for entry in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        module = entry.load()
+        if callable(getattr(module, "discover", None)):
+            module.discover()
 
 
 def scheme_type(type_name: str) -> type[SchemeType]:

@@ -5,7 +5,7 @@ is checked, read from the annotation page's form, drawn on the page, flattened i
 table, and which agreement measure fits it. Each type is a subclass of ``SchemeType`` in
 its own module of this package; defining the class registers it (``__init_subclass__``),
 and the package imports every module it holds, so a new type is its module and its
-template (templates/projects/schemes/), plus the options the configuration accepts for it.
+template (templates/annotation/schemes/), plus the options the configuration accepts for it.
 
 Pure Python: no Django, no other app. The REST API sends answers as JSON values, which go
 straight to ``validate``; no separate API parsing step is needed (nor defined).
@@ -60,7 +60,7 @@ class SchemeType:
 
     # The stored type names this class serves (a project's scheme dicts carry one of them).
     types: ClassVar[tuple[str, ...]] = ()
-    # Its template under templates/projects/schemes/ ("projects/schemes/<name>.html").
+    # Its template under templates/annotation/schemes/ ("annotation/schemes/<name>.html").
     template: ClassVar[str | None] = None
     # What agreement computes from its answers: "nominal", "ordinal", "label_set", "boxes",
     # "segments", "tiered_segments", "trace", "bws", or None (answers not compared).

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from agreement.core.report import build_report
 from agreement.services import compute_report
+from annotation import schemes as annotation_schemes
 from annotation.answer_forms import answers_from_post
 from annotation.models import Annotation
 from projects import interchange, schemes
@@ -209,10 +210,10 @@ STARS_TEMPLATE = (
 
 @pytest.fixture
 def new_type(tmp_path, settings):
-    """A scheme type defined in a module dropped into the package (and its template),
-    found by the registry's own discovery; both taken away afterwards."""
+    """A scheme type defined in a module dropped into annotation's package of types (and its
+    template), found by the registry's own discovery; both taken away afterwards."""
     name = f"stars_{uuid.uuid4().hex[:8]}"
-    module = Path(schemes.__file__).parent / f"{name}.py"
+    module = Path(annotation_schemes.__file__).parent / f"{name}.py"
     module.write_text(NEW_TYPE.format(name=name))
     (tmp_path / "test_schemes").mkdir()
     (tmp_path / "test_schemes" / "stars.html").write_text(STARS_TEMPLATE)
@@ -224,7 +225,7 @@ def new_type(tmp_path, settings):
     finally:
         module.unlink()
         _REGISTRY.pop(name, None)
-        sys.modules.pop(f"{schemes.__name__}.{name}", None)
+        sys.modules.pop(f"{annotation_schemes.__name__}.{name}", None)
 
 
 def test_a_new_type_module_is_found_checked_and_read(new_type):

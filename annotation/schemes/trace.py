@@ -33,7 +33,7 @@ class Trace(SchemeType):
         "failure_attribution",
         "gui_trajectory",
     )
-    template = "projects/schemes/trace.html"
+    template = "annotation/schemes/trace.html"
     measure = "trace"
     Options = TraceOptions
 

@@ -14,7 +14,7 @@ class RadioOptions(ChoiceOptions):
 
 class Radio(SchemeType):
     types = ("radio",)
-    template = "projects/schemes/radio.html"
+    template = "annotation/schemes/radio.html"
     measure = "nominal"
     Options = RadioOptions
 

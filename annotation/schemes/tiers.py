@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from annotation.schemes.segments import Segments
 from projects.configuration.fields import Strings, detail, problem, reraise
 from projects.configuration.scheme_options import LABELS_NOTE
-from projects.schemes.segments import Segments
 
 
 def _tier_list(value: list[str]) -> list[str]:
@@ -34,7 +34,7 @@ class TierOptions(Segments.Options):
 
 class Tiers(Segments):
     types = ("tiered_annotation",)
-    template = "projects/schemes/segments.html"
+    template = "annotation/schemes/segments.html"
     measure = "tiered_segments"
     Options = TierOptions
     tiered = True

@@ -46,7 +46,7 @@ class BoxOptions(SchemeEntry):
 
 class Boxes(SchemeType):
     types = ("spatial_annotation",)
-    template = "projects/schemes/boxes.html"
+    template = "annotation/schemes/boxes.html"
     measure = "boxes"
     Options = BoxOptions
     empty_list_answers = True  # [] is "no box to draw here", an answer of its own

@@ -14,7 +14,7 @@ class MultiselectOptions(ChoiceOptions):
 
 class Multiselect(SchemeType):
     types = ("multiselect",)
-    template = "projects/schemes/multiselect.html"
+    template = "annotation/schemes/multiselect.html"
     measure = "label_set"
     Options = MultiselectOptions
 

@@ -33,7 +33,7 @@ class SegmentOptions(SchemeEntry):
 
 class Segments(SchemeType):
     types = ("temporal_grounding",)
-    template = "projects/schemes/segments.html"
+    template = "annotation/schemes/segments.html"
     measure = "segments"
     Options = SegmentOptions
     empty_list_answers = True  # [] is "no segment to mark here", an answer of its own

@@ -52,7 +52,7 @@ class LikertOptions(SchemeEntry):
 
 class Likert(SchemeType):
     types = ("likert",)
-    template = "projects/schemes/likert.html"
+    template = "annotation/schemes/likert.html"
     measure = "ordinal"
     Options = LikertOptions
 

@@ -18,7 +18,7 @@ class TextOptions(SchemeEntry):
 
 class Text(SchemeType):
     types = ("text",)
-    template = "projects/schemes/text.html"
+    template = "annotation/schemes/text.html"
     measure = None
     Options = TextOptions
 
