@@ -31,8 +31,12 @@ demo: $(STAMP) $(LOCAL_KEY)
 	$(LOCAL_ENV) $(BIN)/python manage.py load_demo
 	$(LOCAL_ENV) PATH="$(abspath $(BIN)):$$PATH" bash platform/serve-local.sh
 
+# Tests run in TEST_PROCESSES processes (pytest-xdist); each has its own test database and
+# Redis database (REDIS_URL's number, then the next ones: conftest.py).
+TEST_PROCESSES ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -187,7 +187,8 @@ def test_a_redis_outage_during_annotation_loses_no_submit_and_scores_catch_up(st
         t.start()
     try:
         working.set()
-        time.sleep(5)
+        # as many answers as the other test's (a run then lasts long enough to lose Redis in)
+        wait_for(lambda: all(len(a.accepted) >= 10 for a in annotators), 60, "10 answers from each")
         working.clear()  # a pause: the session ends and a run starts
         wait_for(lambda: ScoreRun.objects.filter(status="running").exists(), 60, "a run to start")
         # Redis drops while the worker holds the run's unacknowledged message, and
