@@ -119,8 +119,9 @@ class Stack:
             ],
             cwd=ROOT,
             env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            # its error log (worker restarts, bind failures) kept for a failing test's reader
+            stdout=(self.tmp / "web.log").open("w"),
+            stderr=subprocess.STDOUT,
         )
         wait_for(self._web_up, 60, "gunicorn")
 

@@ -109,7 +109,7 @@ class Annotator:
                 timeout=30,
             )
         except requests.RequestException as exc:
-            self.refused.append(type(exc).__name__)
+            self.refused.append(f"{type(exc).__name__}: {exc}")
             return False
         if 200 <= response.status_code < 300:
             self.accepted.append(client_id)
