@@ -16,7 +16,7 @@ from annotation.models import Annotation, Assignment
 from annotation.queue import next_unit
 from crowds import attention_checks, gold
 from projects import services
-from projects import services as project_services
+from projects import services as projects_services
 from projects.models import Membership, Unit
 from projects.services import ProjectImportError, import_project
 from projects.tests.factories import UserFactory
@@ -316,7 +316,7 @@ def test_excluding_an_annotator_changes_scores_and_agreement_and_including_resto
 
     before_scores, before_alpha = scores(), alpha()
     assert before_scores["i23"] > before_scores["i00"]
-    assert project_services.set_excluded(project=project, user=users[2], excluded=True)
+    assert projects_services.set_excluded(project=project, user=users[2], excluded=True)
     report = agreement_selectors.latest_report(project)
     assert not agreement_selectors.is_current(report)
     left_out_scores, left_out_alpha = scores(), alpha()
@@ -327,7 +327,7 @@ def test_excluding_an_annotator_changes_scores_and_agreement_and_including_resto
     marked = [r for r in export_records(project) if r.annotator == users[2].username]
     assert marked and all(r.excluded for r in marked)
     assert not any(r.excluded for r in export_records(project) if r.annotator != users[2].username)
-    assert project_services.set_excluded(project=project, user=users[2], excluded=False)
+    assert projects_services.set_excluded(project=project, user=users[2], excluded=False)
     assert scores() == before_scores
     assert alpha() == before_alpha
 
