@@ -38,7 +38,7 @@ def _annotator_project_or_404(request, slug):
     return visible_project_or_404(request.user, slug)
 
 
-def _scheme_views(project, payload, answers, posted=None):
+def scheme_views(project, payload, answers, posted=None):
     """Per scheme: its definition, the current value, its type's template and what that
     template needs to draw it (SchemeType.view). ``posted``: the refused form as sent, so
     that each scheme draws what was typed, exactly as typed."""
@@ -61,7 +61,7 @@ def _scheme_views(project, payload, answers, posted=None):
     return views
 
 
-def _scheme_blocks(views, payload):
+def scheme_blocks(views, payload):
     """One block per type drawn `together` (the best-worst table), in the order of their
     first scheme: its template, its schemes' views, and its type's block context."""
     blocks = []
@@ -80,8 +80,8 @@ def _render_unit(
     if unit.instance_id is not None and not Unit.instance.is_cached(unit):
         unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = projects_selectors.unit_payload(project, unit, request.user)
-    views = _scheme_views(project, payload, answers, posted)
-    blocks = _scheme_blocks(views, payload)
+    views = scheme_views(project, payload, answers, posted)
+    blocks = scheme_blocks(views, payload)
     if held is None:
         held = Assignment.objects.filter(unit=unit, annotator=request.user).first()
     answered = held if held is not None and held.status == Assignment.Status.COMPLETED else None

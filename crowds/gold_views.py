@@ -22,7 +22,7 @@ from annotation import selectors as work
 from annotation.answer_forms import submit_posted
 from annotation.answers import SubmitRefused
 from annotation.queue import QueuePolicy
-from annotation.views import _scheme_blocks, _scheme_views
+from annotation.views import scheme_blocks, scheme_views
 from crowds import gold
 from projects import selectors
 from projects.access import managed_project_or_404, visible_project_or_404
@@ -67,8 +67,8 @@ def training(request, slug):
 def _question(request, project, unit, result, *, errors=None, posted=None, status=200):
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
-    views = _scheme_views(project, payload, {}, posted)
-    blocks = _scheme_blocks(views, payload)
+    views = scheme_views(project, payload, {}, posted)
+    blocks = scheme_blocks(views, payload)
     return render(
         request,
         "crowds/training.html",

@@ -182,7 +182,7 @@ def _choose_lab(labs, slug: str | None):
     raise ValidationError({"lab": [f"Name the lab to create the project in: {names}."]})
 
 
-def _form_errors(form) -> dict:
+def form_errors(form) -> dict:
     return {
         ("non_field_errors" if key == "__all__" else key): list(messages)
         for key, messages in form.errors.items()
@@ -252,7 +252,7 @@ class ProjectListCreateApi(ProjectListApi):
         )
         form = ProjectUploadForm({"lab": lab.pk}, files, labs=labs)
         if not form.is_valid():
-            raise ValidationError(_form_errors(form))
+            raise ValidationError(form_errors(form))
         try:
             result = services.create_project_from_upload(
                 config_file=form.cleaned_data["config_file"],

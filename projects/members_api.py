@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from projects import services
 from projects.access import managed_project_or_404
-from projects.api import _form_errors
+from projects.api import form_errors
 from projects.api_errors import NOT_FOUND, error_response
 from projects.forms import AddMembersForm, split_entries
 from projects.invites import create_missing_accounts, mail_invite
@@ -191,7 +191,7 @@ class MembersApi(generics.ListAPIView):
         )
         if not form.is_valid():
             raise ValidationError(
-                {("members" if k == "usernames" else k): v for k, v in _form_errors(form).items()}
+                {("members" if k == "usernames" else k): v for k, v in form_errors(form).items()}
             )
         entries, role = form.cleaned_data["usernames"], form.cleaned_data["role"]
         invites = {}
