@@ -21,7 +21,8 @@ from django.db.models import F, Max, Q, Sum, Value
 from django.db.models.functions import Greatest
 
 from annotation.models import Annotation
-from projects.configuration.adaptive import AdaptiveStrategy
+from bws.configuration import design_of
+from bws.configuration.adaptive import AdaptiveStrategy
 from projects.models import Item, Project, Unit
 from projects.queueing import send_task
 from projects.services import project_folder, store_units
@@ -65,7 +66,7 @@ def design_state(project: Project, before: int | None = None) -> core.DesignStat
     """The design so far over Item.index (appearances, positions, pairs met), from the
     tuples of batches numbered below ``before`` (all when None), in position order."""
     n = Item.objects.filter(project=project).count()
-    size = project.settings.tuple_size
+    size = design_of(project.settings).tuple_size
     tuples = BwsTuple.objects.filter(project=project).order_by("position")
     if before is not None:
         tuples = tuples.filter(Q(batch__number__lt=before) | Q(batch__isnull=True))

@@ -12,6 +12,7 @@ from projects.access import managed_project_or_404
 from . import scheduling, selectors, services
 from .core.diagnostics import StoredDiagnostics
 from .core.scoring import METHODS
+from .core.scoring_options import INTERVAL_METHODS
 from .models import ItemScore, ScoreRun
 
 
@@ -114,7 +115,7 @@ class RescoreInputSerializer(serializers.Serializer):
     method = serializers.ChoiceField(choices=list(METHODS), required=False)
     bootstrap = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
     intervals = serializers.ChoiceField(
-        choices=["calibrated", "bootstrap"],
+        choices=list(INTERVAL_METHODS),
         required=False,
         help_text="calibrated (the default: empirical-Bayes posterior, moderated t for "
         "counting) or bootstrap (percentile, over `bootstrap` resamples); coverage of each "

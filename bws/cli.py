@@ -18,6 +18,7 @@ from pathlib import Path
 from bws.cli_errors import CliError
 from bws.core.scoring_options import (
     DEFAULT_ALPHA,
+    DEFAULT_INTERVALS,
     DEFAULT_MAX_ITER,
     DEFAULT_TOLERANCE,
     INTERVAL_METHODS,
@@ -148,7 +149,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--intervals",
         choices=INTERVAL_METHODS,
-        default="calibrated",
+        default=DEFAULT_INTERVALS,
         help="how the 95%% intervals are made: calibrated (default; posterior intervals of "
         "the empirical-Bayes fit, moderated t for counting) or bootstrap (cluster percentile "
         "intervals, which cover too rarely at few appearances per item)",

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bws.configuration import scoring_of
 from bws.core.advice import Advice, advice_for_judgments
-from bws.core.bootstrap import DEFAULT_RESAMPLES, Intervals, bootstrap_intervals
+from bws.core.bootstrap import Intervals, bootstrap_intervals
 from bws.core.design import balanced_design
 from bws.core.diagnostics import (
     APPROXIMATE_MARK,
@@ -43,7 +44,7 @@ from bws.core.scoring import (
     fit,
     score_ranks,
 )
-from bws.core.scoring_options import INTERVAL_METHODS, SHRINKAGE
+from bws.core.scoring_options import DEFAULT_RESAMPLES, INTERVAL_METHODS, SHRINKAGE
 from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
 from projects.datafiles import LoadedData, load_items
@@ -139,8 +140,8 @@ class Study:
         return sum(1 if n == size else math.ceil(n * r / size) for n in pools)
 
     def default_output(self, scheme: Scheme) -> Path:
-        if scheme.scoring.output_file:
-            return Path(self.config.base_dir) / scheme.scoring.output_file
+        if scoring_of(scheme).output_file:
+            return Path(self.config.base_dir) / scoring_of(scheme).output_file
         return self.config.output_dir() / DEFAULT_SCORES_FILE
 
 
@@ -173,8 +174,8 @@ def score_tables(config: ProjectConfig) -> tuple[Path, ...]:
     they may share the output directory with the answers, and are never read as answers."""
     tables = [config.output_dir() / DEFAULT_SCORES_FILE]
     for scheme in config.bws_schemes:
-        if scheme.scoring.output_file:
-            tables.append(Path(config.base_dir) / scheme.scoring.output_file)
+        if scoring_of(scheme).output_file:
+            tables.append(Path(config.base_dir) / scoring_of(scheme).output_file)
     return tuple(tables)
 
 
@@ -218,7 +219,7 @@ def read_tuple_file(path: str | Path) -> dict[str, list[str]]:
 
 def scheme_scoring(scheme: Scheme) -> dict:
     """The scheme's scoring options (method, include_confidence, iterations, output file)."""
-    return scheme.scoring.options()
+    return scoring_of(scheme).options()
 
 
 # --------------------------------------------------------------------------- scoring

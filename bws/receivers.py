@@ -3,6 +3,7 @@ design against its budgets, builds the tuples of a new project, schedules scorin
 answers change and scores at once when an annotator logs out."""
 
 from bws import tuple_design
+from bws.configuration import scoring_of
 from projects.events import BuildRefused
 
 from . import adaptive, scheduling, services
@@ -18,7 +19,7 @@ def check_design_budget(sender, *, config, data, limits, **kwargs) -> None:
     if bws is None or not config.bws_schemes:
         return
     for index, scheme in enumerate(config.schemes):
-        scoring = scheme.scoring
+        scoring = scoring_of(scheme)
         if scheme.is_bws and scoring.include_confidence:
             refusal = services.resamples_refusal(len(data.items), scoring.bootstrap_iterations)
             if refusal:

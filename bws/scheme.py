@@ -3,24 +3,28 @@
 The type plugs into the scheme-type registry of `projects.schemes` the way any type does,
 from outside it: pyproject.toml lists this module under the ``annolab.scheme_types`` entry
 points, which the registry loads with its own modules, so every reader of a configuration
-(the server, a worker, ``python -m bws`` and ``python -m agreement``) knows the type."""
+(the server, a worker, ``python -m bws`` and ``python -m agreement``) knows the type, and
+with it the BWS part of the configuration (bws.configuration)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from projects.configuration.design import Scoring, TupleGeneration, TupleSize
+from bws.configuration import dialect
+from bws.configuration.blocks import Scoring, TupleGeneration, TupleSize
+from bws.configuration.normal import BwsDesign
+from bws.configuration.shared import shared_design
+from bws.configuration.vocabulary import (
+    DEFAULT_BEST_LABEL,
+    DEFAULT_WORST_LABEL,
+    MAX_TUPLE_SIZE,
+    MIN_TUPLE_SIZE,
+    WORST_KEYS,
+)
 from projects.configuration.fields import Flag
 from projects.configuration.fields import Text as TextField
 from projects.configuration.scheme_options import SchemeEntry
-from projects.configuration.vocabulary import (
-    DEFAULT_BEST_LABEL,
-    DEFAULT_WORST_LABEL,
-    WORST_KEYS,
-)
 from projects.schemes.base import SchemeType, short
-
-# The keys choosing the worst item, by position; the best is 1..8 (so at most 8 items).
 
 
 class BwsOptions(SchemeEntry):
@@ -74,6 +78,20 @@ class BestWorst(SchemeType):
     Options = BwsOptions
     together = True
     table_keys = ("best", "worst")
+    # The configuration's BWS part: dialect A's bws schemes and bws_config, and the one tuple
+    # design of the project (bws.configuration).
+    dialect_a_type = dialect.BWS_A
+    dialect_a_keys = (dialect.BWS_CONFIG,)
+    Shared = BwsDesign
+    unit_items = (MIN_TUPLE_SIZE, MAX_TUPLE_SIZE)
+
+    @classmethod
+    def translate_dialect_a(cls, translated, issues) -> None:
+        dialect.translate(translated, issues)
+
+    @classmethod
+    def shared_block(cls, entries, translated, issues) -> BwsDesign:
+        return shared_design(entries, translated, issues)
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:

@@ -4,7 +4,8 @@ import numpy as np
 from django.db.models import F, QuerySet
 
 from annotation.models import Annotation
-from projects.configuration.adaptive import AdaptiveSettings
+from bws.configuration import design_of
+from bws.configuration.adaptive import AdaptiveSettings
 from projects.models import Item, Project
 from projects.selectors import excluded_user_ids
 
@@ -36,7 +37,7 @@ def judgments_for(project: Project, scheme: str) -> Judgments:
     )
     n_items = Item.objects.filter(project=project).count()
     if not rows:
-        size = project.settings.tuple_size
+        size = design_of(project.settings).tuple_size
         empty = np.zeros(0, dtype=np.int64)
         return Judgments(
             items=np.zeros((0, size), dtype=np.int64),

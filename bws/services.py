@@ -25,6 +25,7 @@ from .core.diagnostics import diagnose
 from .core.model_reliability import model_reliability_entry
 from .core.reliability import split_half
 from .core.scoring import METHODS
+from .core.scoring_options import INTERVAL_METHODS
 from .filemode import (
     ScoreRow,
     format_stats,
@@ -95,8 +96,8 @@ def request_run(
     ``intervals`` (calibrated or bootstrap) defaults to the scheme's scoring.intervals."""
     options = scoring_options(project, scheme)
     intervals = intervals or options["intervals"]
-    if intervals not in ("calibrated", "bootstrap"):
-        raise ValueError(f"unknown interval method {intervals!r}: calibrated or bootstrap")
+    if intervals not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {intervals!r}: {' or '.join(INTERVAL_METHODS)}")
     method = method or options["method"]
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")

@@ -42,9 +42,10 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Submission
 from crowds.models import Participant
 from projects import events
-from projects.configuration.vocabulary import MAX_TUPLE_SIZE, MIN_TUPLE_SIZE
+from projects.configuration.vocabulary import BWS_TYPE
 from projects.models import Item, Membership, Project, Unit
 from projects.paths import PathRefused, confine
+from projects.schemes import scheme_type
 
 audit_log = logging.getLogger("annolab.audit")
 security_log = logging.getLogger("annolab.security")
@@ -143,10 +144,9 @@ def _bws_record(data, number, schemes, item_ids, instance_ids) -> GoldRecord:
     items = data.get("items")
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         raise ValueError("items must be a list of item ids")
-    if not MIN_TUPLE_SIZE <= len(items) <= MAX_TUPLE_SIZE:
-        raise ValueError(
-            f"a tuple holds {MIN_TUPLE_SIZE} to {MAX_TUPLE_SIZE} items, got {len(items)}"
-        )
+    fewest, most = scheme_type(BWS_TYPE).unit_items
+    if not fewest <= len(items) <= most:
+        raise ValueError(f"a tuple holds {fewest} to {most} items, got {len(items)}")
     if len(set(items)) != len(items):
         raise ValueError("an item is listed twice in items")
     missing = [i for i in items if i not in item_ids]

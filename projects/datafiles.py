@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from projects.configuration import ProjectConfig
+from projects.configuration.normal import ItemPool
 from projects.limits import Limits
 from projects.problems import FileProblem, FileProblemsError
 from projects.schemes import scheme_type
@@ -298,10 +299,11 @@ def load_items(config: ProjectConfig, *, limits: Limits | None = None) -> Loaded
                 raise _Problems.Full
         if not records and not problems.problems:
             problems.add(files, None, "no records in the data files")
-        if config.bws is not None and config.bws.items_key:
-            result = _instances_with_items(config, records, problems)
-        elif config.bws is not None:
-            result = _items(config, records, problems)
+        pool = config.item_pool
+        if pool is not None and pool.items_key:
+            result = _instances_with_items(config, pool, records, problems)
+        elif pool is not None:
+            result = _items(config, pool, records, problems)
         else:
             result = _units(config, records, problems)
         if len(result.items) > limits.items:
@@ -341,7 +343,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _items(config: ProjectConfig, records: list[Record], problems: _Problems) -> LoadedData:
+def _items(
+    config: ProjectConfig, pool: ItemPool, records: list[Record], problems: _Problems
+) -> LoadedData:
     id_key, text_key = config.id_key, config.text_key
     items: list[Item] = []
     seen: dict[str, Record] = {}
@@ -362,7 +366,7 @@ def _items(config: ProjectConfig, records: list[Record], problems: _Problems) ->
             continue
         seen[item_id] = record
         items.append(Item(item_id, _text(record.data[text_key]), record.data))
-    tuple_size = config.bws.tuple_size
+    tuple_size = pool.unit_size
     if not problems.problems and len(items) < tuple_size:
         where = config.data_files[0] if config.data_files else config.source
         problems.add(
@@ -374,10 +378,10 @@ def _items(config: ProjectConfig, records: list[Record], problems: _Problems) ->
 
 
 def _instances_with_items(
-    config: ProjectConfig, records: list[Record], problems: _Problems
+    config: ProjectConfig, pool: ItemPool, records: list[Record], problems: _Problems
 ) -> LoadedData:
     id_key = config.id_key
-    items_key, tuple_size = config.bws.items_key, config.bws.tuple_size
+    items_key, tuple_size = pool.items_key, pool.unit_size
     instances: list[Instance] = []
     seen: dict[str, Record] = {}
     pool: dict[str, Item] = {}
@@ -405,7 +409,7 @@ def _instances_with_items(
             )
             continue
         seen[instance_id] = record
-        items = _instance_items(record, instance_id, raw_items, config, problems)
+        items = _instance_items(record, instance_id, raw_items, config, items_key, problems)
         if items is None:
             continue
         if len(items) < tuple_size:
@@ -438,10 +442,10 @@ def _instance_items(
     instance_id: str,
     raw_items: list,
     config: ProjectConfig,
+    items_key: str,
     problems: _Problems,
 ) -> list[Item] | None:
     """The items of one instance; None (with problems recorded) if any is unusable."""
-    items_key = config.bws.items_key
     items: list[Item] = []
     positions: dict[str, int] = {}
     ok = True

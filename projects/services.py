@@ -277,7 +277,7 @@ def _build_instance_units(
         project=project,
         kind=Unit.Kind.INSTANCE,
         rows=[(inst.instance_id, inst, [], []) for inst in instances],
-        seed=config.bws.seed if config.bws else 42,
+        seed=config.seed,
     )
 
 

@@ -31,9 +31,8 @@ from bws.core.choice_models import model_for
 from bws.core.judgments import Judgments
 from bws.core.scores import Scores
 from bws.core.scoring import DEFAULT_ALPHA, fit
-from bws.core.scoring_options import UNITS
+from bws.core.scoring_options import DEFAULT_RESAMPLES, UNITS
 
-DEFAULT_RESAMPLES = 1000
 # Resamples solved at once: bounds memory to about 10 (n_items x chunk) float64 arrays.
 # 100,000 cells keeps that near 8 MB, so a run beside annotators does not flush the
 # caches their requests use, and it is as fast as larger chunks (10,000 items, 1000

@@ -11,6 +11,8 @@ METHOD_NAMES = {
     "bradley_terry": "Bradley-Terry",
     "plackett_luce": "Plackett-Luce",
 }
+# What a scheme is scored with when its configuration does not say.
+DEFAULT_METHOD = "counting"
 DEFAULT_ALPHA = 0.01
 DEFAULT_MAX_ITER = 1000
 DEFAULT_TOLERANCE = 1e-6
@@ -19,6 +21,9 @@ DEFAULT_TOLERANCE = 1e-6
 # the cluster percentile bootstrap (kept as an option; it covers too rarely at few
 # appearances per item, also recorded there).
 INTERVAL_METHODS = ("calibrated", "bootstrap")
+DEFAULT_INTERVALS = "calibrated"
+# Resamples of a bootstrap run when none are asked for.
+DEFAULT_RESAMPLES = 1000
 # How the model fits are penalised: empirical_bayes (the prior variance estimated from the
 # data, the default) or fixed (alpha as given).
 SHRINKAGE = ("empirical_bayes", "fixed")

@@ -4,47 +4,38 @@ normal form (``ProjectConfig``).
 Pure Python (no Django), so the web upload, the management commands, the REST API and the
 ``python -m bws`` command line all read a configuration the same way. The modules, by
 concern: ``yaml_text`` (the file's text), ``dialects`` (dialect A said in dialect B's
-words), ``schema`` with ``fields``, ``labels``, ``design`` and the scheme types' option
-models (the one declarative schema), ``build`` (paths and the shared tuple design),
-``normal`` (what a project stores and readers get), ``vocabulary`` (enums and defaults).
+words), ``schema`` with ``fields``, ``labels`` and the scheme types' option models (the one
+declarative schema), ``build`` (paths, and the blocks a type's schemes share), ``normal``
+(what a project stores and readers get), ``vocabulary`` (enums and defaults). A scheme
+type owns its part of the configuration through the scheme-type contract
+(projects.schemes.base): its options, its dialect-A words and the block its schemes share;
+best-worst scaling's part (tuple design, scoring, bws_config) is bws.configuration.
 """
 
 from projects.configuration.build import load_config, parse_config
 from projects.configuration.issues import ConfigError, ConfigIssue
-from projects.configuration.normal import BwsDesign, ProjectConfig, Scheme
+from projects.configuration.normal import ItemPool, ProjectConfig, Scheme
 from projects.configuration.vocabulary import (
-    DEFAULT_BOOTSTRAP_ITERATIONS,
-    DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
-    DEFAULT_TUPLE_SIZE,
     AnswerFormat,
     AssignmentStrategy,
     Dialect,
-    IntervalMethod,
-    ScoringMethod,
-    TupleMethod,
 )
 from projects.configuration.yaml_text import parse_yaml
 
 OUTPUT_FORMATS = tuple(fmt.value for fmt in AnswerFormat)
 
 __all__ = [
-    "DEFAULT_BOOTSTRAP_ITERATIONS",
-    "DEFAULT_SCORING_METHOD",
     "DEFAULT_SEED",
-    "DEFAULT_TUPLE_SIZE",
     "OUTPUT_FORMATS",
     "AnswerFormat",
     "AssignmentStrategy",
-    "BwsDesign",
     "ConfigError",
     "ConfigIssue",
     "Dialect",
-    "IntervalMethod",
+    "ItemPool",
     "ProjectConfig",
     "Scheme",
-    "ScoringMethod",
-    "TupleMethod",
     "load_config",
     "parse_config",
     "parse_yaml",

@@ -1,5 +1,6 @@
 """Reading a configuration: the file's text, its dialect, the schema, the paths, and the
-one tuple design the project's BWS schemes share; every problem reported together."""
+blocks a scheme type's schemes share (the BWS schemes' one tuple design, built by the bws
+scheme type); every problem reported together."""
 
 from __future__ import annotations
 
@@ -8,30 +9,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from projects.configuration.adaptive import AdaptiveSettings
-from projects.configuration.design import Scoring, TupleGeneration, TupleSize
-from projects.configuration.dialects import IGNORED_DESIGN, Translated, translate
-from projects.configuration.fields import Block, key_path, reason_of, suggestion_of
+from projects.configuration.dialects import Translated, translate
+from projects.configuration.fields import key_path, reason_of, suggestion_of
 from projects.configuration.gold import GoldSettings
 from projects.configuration.instructions import read_instructions
 from projects.configuration.issues import ConfigError, Issues, type_name
-from projects.configuration.normal import BwsDesign, ParticipantSettings, ProjectConfig, Scheme
+from projects.configuration.normal import ParticipantSettings, ProjectConfig, Scheme
 from projects.configuration.schema import ConfigFile
-from projects.configuration.vocabulary import (
-    BWS_TYPE,
-    DATA_SUFFIXES,
-    DEFAULT_APPEARANCES,
-    DEFAULT_SEED,
-    DEFAULT_TUPLE_METHOD,
-    DEFAULT_TUPLE_SIZE,
-    Dialect,
-)
+from projects.configuration.vocabulary import BWS_TYPE, DATA_SUFFIXES, Dialect
 from projects.configuration.yaml_text import parse_yaml, read_text
 from projects.limits import Limits
 from projects.paths import PathRefused, confine
-from projects.schemes import stored_type
-
-SHARED = "the BWS schemes of a project share one tuple set"
+from projects.schemes import registered_types, stored_type
 
 
 def load_config(
@@ -58,14 +47,6 @@ def load_config(
         trusted=trusted,
         limits=limits,
     )
-
-
-class _IgnoredDesign(Block):
-    """bws_config with no bws scheme to use it: still checked."""
-
-    tuple_size: TupleSize | None = None
-    tuple_generation: TupleGeneration | None = None
-    scoring: Scoring | None = None
 
 
 def parse_config(
@@ -97,21 +78,20 @@ def parse_config(
         "root": root or base,
         "skipped_schemes": translated.skipped_schemes,
     }
-    ignored = translated.data.pop(IGNORED_DESIGN, None)
     file = _validate(ConfigFile, translated.data, context, translated, issues)
-    if ignored is not None:
-        _validate(_IgnoredDesign, ignored, context, translated, issues, prefix=IGNORED_DESIGN)
+    for prefix, model, block in translated.extra_blocks:
+        _validate(model, block, context, translated, issues, prefix=prefix)
     _check_data_files(_file_names(translated.data), root, base, trusted, check_files, issues)
     if file is None:
         raise ConfigError(issues.found)
     if file.task_name is not None and not file.task_name.strip():
         issues.add(translated.written("task_name"), "must not be empty")
-    bws = _design(file, issues, notices=translated.notices, dialect=translated.dialect)
+    shared = _shared_blocks(file, translated, issues)
     instructions = read_instructions(
         file.instructions, file.instructions_file, base, check_files=check_files, issues=issues
     )
     issues.raise_if_any()
-    config = _normal_form(file, translated, source, base_dir, root or base, bws)
+    config = _normal_form(file, translated, source, base_dir, root or base, shared)
     return config.model_copy(update={"instructions": instructions}) if instructions else config
 
 
@@ -167,74 +147,23 @@ def _check_data_files(files, root, base, trusted, check_files, issues) -> None:
             issues.add(where, f"data file not found: {name!r}")
 
 
-def _design(file: ConfigFile, issues: Issues, *, notices, dialect) -> BwsDesign | None:
-    """The one tuple set the BWS schemes share: each scheme that says something about it
-    must say the same as the first one that does."""
-    bws = [
-        (index, scheme)
-        for index, scheme in enumerate(file.annotation_schemes)
-        if stored_type(scheme.annotation_type) == BWS_TYPE
-    ]
-    if not bws:
-        return None
-    first_index, first = bws[0]
-    size = size_from = generation = generation_from = None
-    for index, scheme in bws:
-        path = f"annotation_schemes[{index}]"
-        if index != first_index and scheme.items_key != first.items_key:
-            issues.add(
-                f"{path}.items_key",
-                f"{scheme.items_key!r} differs from annotation_schemes[{first_index}].items_key "
-                f"{first.items_key!r}: {SHARED}",
-            )
-        if scheme.tuple_size is not None:
-            if size is None:
-                size, size_from = scheme.tuple_size, path
-            elif scheme.tuple_size != size:
-                issues.add(
-                    f"{path}.tuple_size",
-                    f"{scheme.tuple_size} differs from {size_from}.tuple_size {size}: {SHARED}",
-                )
-        if scheme.tuple_generation is not None:
-            if generation is None:
-                generation, generation_from = scheme.tuple_generation, path
-            elif scheme.tuple_generation != generation:
-                issues.add(
-                    f"{path}.tuple_generation",
-                    f"differs from {generation_from}.tuple_generation: {SHARED}",
-                )
-    if generation is None:
-        generation = TupleGeneration()
-        notices.append(
-            f"No tuple_generation: defaults applied ({DEFAULT_TUPLE_METHOD}, tuples_per_item "
-            f"{DEFAULT_APPEARANCES}, seed {DEFAULT_SEED})"
-        )
-    if generation.group_key is not None and first.items_key is not None:
-        where = "bws_config" if dialect == Dialect.A else f"{generation_from}.tuple_generation"
-        issues.add(
-            f"{where}.group_key",
-            "cannot be used with items_key: tuples are already drawn within each instance",
-        )
-    if generation.adaptive is not None and (first.items_key or generation.group_key):
-        where = "bws_config" if dialect == Dialect.A else f"{generation_from}.tuple_generation"
-        issues.add(
-            f"{where}.adaptive",
-            "cannot be used with items_key or group_key: adaptive batches are drawn from "
-            "the whole pool of items",
-        )
-    return BwsDesign(
-        tuple_size=size if size is not None else DEFAULT_TUPLE_SIZE,
-        items_key=first.items_key,
-        method=generation.method,
-        appearances=generation.tuples_per_item,
-        seed=generation.seed,
-        ensure_pair_coverage=generation.ensure_pair_coverage,
-        group_key=generation.group_key,
-        adaptive=AdaptiveSettings.of(generation.adaptive),
-    )
+def _shared_blocks(file: ConfigFile, translated: Translated, issues: Issues) -> dict[str, Any]:
+    """The block each scheme type's schemes share (its ``shared_block``), by stored type."""
+    blocks: dict[str, Any] = {}
+    for cls in registered_types():
+        entries = [
+            (index, scheme)
+            for index, scheme in enumerate(file.annotation_schemes)
+            if stored_type(scheme.annotation_type) in cls.types
+        ]
+        if entries:
+            block = cls.shared_block(entries, translated, issues)
+            if block is not None:
+                blocks[cls.types[0]] = block
+    return blocks
 
 
-def _normal_form(file: ConfigFile, translated, source, base_dir, root, bws) -> ProjectConfig:
+def _normal_form(file: ConfigFile, translated, source, base_dir, root, shared) -> ProjectConfig:
     notices = translated.notices
     name_key = "annotation_task_name" if translated.dialect == Dialect.A else "task_name"
     task_name = file.task_name
@@ -279,7 +208,7 @@ def _normal_form(file: ConfigFile, translated, source, base_dir, root, bws) -> P
         participants=ParticipantSettings(**file.participants.model_dump(exclude_none=True))
         if file.participants
         else None,
-        bws=bws,
+        bws=shared.get(BWS_TYPE),
         gold=GoldSettings.of(file.gold),
         notices=notices,
         source=source,

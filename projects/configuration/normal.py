@@ -3,72 +3,46 @@ every reader gets back as typed objects, whichever dialect the file was written 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from projects.configuration.adaptive import AdaptiveSettings
 from projects.configuration.gold import GoldSettings
+from projects.configuration.scheme_options import shared_block
 from projects.configuration.vocabulary import (
     BWS_TYPE,
     DEFAULT_ANSWER_FORMAT,
-    DEFAULT_APPEARANCES,
     DEFAULT_ASSIGNMENT,
-    DEFAULT_BOOTSTRAP_ITERATIONS,
     DEFAULT_ID_KEY,
-    DEFAULT_INTERVAL_METHOD,
     DEFAULT_LEASE_MINUTES,
     DEFAULT_MAX_PARTICIPANTS,
     DEFAULT_OUTPUT_DIR,
     DEFAULT_PARTICIPANT_ID_PARAM,
     DEFAULT_PARTICIPANT_LEASE_MINUTES,
-    DEFAULT_SCORING_METHOD,
     DEFAULT_SEED,
     DEFAULT_TEXT_KEY,
-    DEFAULT_TUPLE_METHOD,
-    DEFAULT_TUPLE_SIZE,
     AnswerFormat,
     AssignmentStrategy,
     Dialect,
-    IntervalMethod,
-    ScoringMethod,
-    TupleMethod,
 )
+
+
+@dataclass(frozen=True)
+class ItemPool:
+    """How a project's data files hold the items its tuples are drawn from: each record is an
+    item (``items_key`` None), or an instance holding a list of items under ``items_key``.
+    The pool, and each instance's list, needs at least ``unit_size`` items; a list of exactly
+    that many is one unit as given."""
+
+    items_key: str | None
+    unit_size: int
 
 
 class _Normal(BaseModel):
     # Stored forms of another version: unknown keys are ignored, missing ones defaulted.
     model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-class BwsDesign(_Normal):
-    """How the project's one tuple set is built: shared by every BWS scheme of the project."""
-
-    tuple_size: int = DEFAULT_TUPLE_SIZE
-    items_key: str | None = None
-    method: TupleMethod = DEFAULT_TUPLE_METHOD
-    appearances: int = DEFAULT_APPEARANCES
-    seed: int = DEFAULT_SEED
-    ensure_pair_coverage: bool = False
-    group_key: str | None = None
-    # Adaptive batches after the balanced start (bws.adaptive); None: the balanced design only.
-    adaptive: AdaptiveSettings | None = None
-
-
-class ScoringSettings(_Normal):
-    """A BWS scheme's stored scoring block. Read as stored: the limits were applied when the
-    config was read, and a run holds what it asks to the limits in force then."""
-
-    method: ScoringMethod = DEFAULT_SCORING_METHOD
-    auto_compute: bool = True
-    output_file: str | None = None
-    include_confidence: bool = True
-    intervals: IntervalMethod = DEFAULT_INTERVAL_METHOD
-    bootstrap_iterations: int = DEFAULT_BOOTSTRAP_ITERATIONS
-
-    def options(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
 
 
 class OutcomeSettings(_Normal):
@@ -109,11 +83,6 @@ class Scheme(_Normal):
     def is_bws(self) -> bool:
         return self.type == BWS_TYPE
 
-    @property
-    def scoring(self) -> ScoringSettings:
-        """How a BWS scheme is scored (the defaults for any other scheme)."""
-        return ScoringSettings.model_validate(self.options.get("scoring") or {})
-
 
 class ProjectConfig(_Normal):
     """The normal form of a project configuration, whichever dialect it was written in."""
@@ -137,13 +106,20 @@ class ProjectConfig(_Normal):
     # Markdown shown to annotators before their first unit (rendered without raw HTML).
     instructions: str = ""
     participants: ParticipantSettings | None = None
-    bws: BwsDesign | None = None
+    # The tuple design the BWS schemes share: typed by the scheme type that owns it (its
+    # ``Shared`` model, bws.configuration.BwsDesign), read through the registry.
+    bws: Any = None
     # Gold units (training and attention checks), read from their file at import.
     gold: GoldSettings | None = None
     notices: list[str] = []
     source: str = "config.yaml"
     # What the tuple design reported when the project was built (stored by the platform).
     design_summary: list[str] = []
+
+    @field_validator("bws", mode="before")
+    @classmethod
+    def _shared_design(cls, value: Any) -> Any:
+        return shared_block(BWS_TYPE, value)
 
     @property
     def bws_schemes(self) -> list[Scheme]:
@@ -163,8 +139,9 @@ class ProjectConfig(_Normal):
         return self.bws.seed if self.bws is not None else DEFAULT_SEED
 
     @property
-    def tuple_size(self) -> int:
-        return self.bws.tuple_size if self.bws is not None else DEFAULT_TUPLE_SIZE
+    def item_pool(self) -> ItemPool | None:
+        """How the data files hold the items of the tuples; None: each record is an instance."""
+        return self.bws.item_pool() if self.bws is not None else None
 
     def scheme(self, name: str) -> Scheme:
         for scheme in self.schemes:

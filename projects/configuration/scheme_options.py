@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from projects import schemes
 from projects.configuration.fields import Block, Flag, Name, Text
 from projects.configuration.labels import Labels
 
@@ -54,15 +55,28 @@ class ChoiceOptions(SchemeEntry):
 
 def option_model(annotation_type: str) -> type[SchemeEntry] | None:
     """The option model of the scheme type a configuration names, or None if unknown."""
-    # projects.schemes imports this module (its types declare their options here), so the
-    # registry is asked when a config is read, once every type has registered.
-    from projects.schemes import config_types
+    return schemes.config_types().get(annotation_type)
 
-    return config_types().get(annotation_type)
+
+def scheme_types() -> list[type]:
+    """Every registered scheme type, once each."""
+    return schemes.registered_types()
+
+
+def dialect_a_types() -> dict[str, type]:
+    """The annotation_type names only dialect A uses (its bws) -> the type they name."""
+    return {cls.dialect_a_type: cls for cls in scheme_types() if cls.dialect_a_type}
 
 
 def annotation_types() -> list[str]:
-    """Every annotation_type a configuration may name (dialect A's bws included)."""
-    from projects.schemes import config_types  # asked once every type has registered (above)
+    """Every annotation_type a configuration may name (dialect A's names included)."""
+    return [*dialect_a_types(), *schemes.config_types()]
 
-    return ["bws", *config_types()]
+
+def shared_block(type_name: str, value: Any) -> Any:
+    """A stored block that the schemes of ``type_name`` share, read into the type's
+    ``Shared`` model (kept as given when it is one already, or when the type has none)."""
+    if value is None:
+        return None
+    model = schemes.scheme_type(type_name).Shared
+    return value if model is None or isinstance(value, model) else model.model_validate(value)

@@ -1,4 +1,5 @@
-"""The words a configuration may use (enums) and every default, each stated once.
+"""The words a configuration may use (enums) and every default, each stated once; a BWS
+scheme's own (tuple design, scoring) are bws.configuration.vocabulary.
 
 The schema (``schema``), the normal form a project stores (``normal``) and every reader
 take their defaults from here.
@@ -13,24 +14,6 @@ class AssignmentStrategy(StrEnum):
     LEAST_ANNOTATED = "least_annotated"
     RANDOM = "random"
     FIXED_ORDER = "fixed_order"
-
-
-class ScoringMethod(StrEnum):
-    COUNTING = "counting"
-    BRADLEY_TERRY = "bradley_terry"
-    PLACKETT_LUCE = "plackett_luce"
-
-
-class TupleMethod(StrEnum):
-    BALANCED_INCOMPLETE = "balanced_incomplete"
-    RANDOM = "random"
-
-
-class IntervalMethod(StrEnum):
-    """How a BWS scheme's 95% intervals are made (coverage of each in benchmarks/RESULTS.md)."""
-
-    CALIBRATED = "calibrated"  # empirical-Bayes posterior; moderated t for counting
-    BOOTSTRAP = "bootstrap"  # cluster percentile bootstrap (covers too rarely at small r)
 
 
 class AnswerFormat(StrEnum):
@@ -57,26 +40,14 @@ class Dialect(StrEnum):
 
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
-# The BWS page binds best to 1, 2, ... and worst to these keys, one per item of a tuple,
-# so their number is the most items a tuple can hold.
-WORST_KEYS = "qwertyui"
-MIN_TUPLE_SIZE, MAX_TUPLE_SIZE = 3, len(WORST_KEYS)
-
-DEFAULT_TUPLE_SIZE = 4
-DEFAULT_APPEARANCES = 8
+# The seed of the tuple design, and of everything random drawn for a project.
 DEFAULT_SEED = 42
-DEFAULT_TUPLE_METHOD = TupleMethod.BALANCED_INCOMPLETE
-DEFAULT_SCORING_METHOD = ScoringMethod.COUNTING
-DEFAULT_BOOTSTRAP_ITERATIONS = 1000
-DEFAULT_INTERVAL_METHOD = IntervalMethod.CALIBRATED
 DEFAULT_LEASE_MINUTES = 30
 DEFAULT_OUTPUT_DIR = "annotation_output/"
 DEFAULT_ANSWER_FORMAT = AnswerFormat.JSONL
 DEFAULT_ASSIGNMENT = AssignmentStrategy.LEAST_ANNOTATED
 DEFAULT_ID_KEY = "id"
 DEFAULT_TEXT_KEY = "text"
-DEFAULT_BEST_LABEL = "Best"
-DEFAULT_WORST_LABEL = "Worst"
 DEFAULT_MEDIA_KEY = "media_url"
 DEFAULT_STEPS_KEY = "steps"
 # Participant links (participants block): the query parameter that names a participant

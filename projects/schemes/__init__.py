@@ -3,12 +3,15 @@ names it serves.
 
 The types live in the apps that own them (annotation: boxes, segments, traces, labels and
 text; bws: best-worst scaling) and plug in through the ``annolab.scheme_types`` entry
-points of the installed package (pyproject.toml): importing this package loads them, and
-each class registers itself as it is defined; there is no list of types to keep.
+points of the installed package (pyproject.toml): the first question asked of the
+registry loads them, and each class registers itself as it is defined; there is no list of
+types to keep. Loading them at the first question rather than at import lets the types'
+modules import the configuration reader that asks the registry (projects.configuration).
 """
 
 from __future__ import annotations
 
+import threading
 from importlib.metadata import entry_points
 
 from projects.schemes.base import _REGISTRY, SchemeType
@@ -18,6 +21,7 @@ __all__ = [
     "config_types",
     "discover",
     "known_types",
+    "registered_types",
     "scheme_type",
     "stored_type",
     "table_types",
@@ -27,6 +31,21 @@ __all__ = [
 # The scheme types are found through entry points of this group in the installed package's
 # metadata (pyproject.toml), so this package names no app above it.
 ENTRY_POINTS = "annolab.scheme_types"
+# Whether the entry points have been loaded; the lock makes a thread that asks while
+# another loads them wait for the whole registry.
+_LOADING = threading.RLock()
+_loaded = False
+
+
+def _registry() -> dict[str, type[SchemeType]]:
+    """The registry, its types loaded at the first question."""
+    global _loaded
+    if not _loaded:
+        with _LOADING:
+            if not _loaded:
+                discover()
+                _loaded = True
+    return _REGISTRY
 
 
 def discover() -> None:
@@ -42,7 +61,7 @@ def discover() -> None:
 def scheme_type(type_name: str) -> type[SchemeType]:
     """The class serving a stored scheme type; KeyError naming the known types."""
     try:
-        return _REGISTRY[type_name]
+        return _registry()[type_name]
     except (KeyError, TypeError):
         raise KeyError(
             f"unknown scheme type {type_name!r}; known types: {', '.join(known_types())}"
@@ -53,22 +72,27 @@ def config_types() -> dict:
     """annotation_type as a configuration names it -> the option model that reads it."""
     return {
         name: cls.Options
-        for cls in dict.fromkeys(_REGISTRY.values())
+        for cls in dict.fromkeys(_registry().values())
         if cls.Options is not None
         for name in (cls.config_types or cls.types)
     }
 
 
+def registered_types() -> list[type[SchemeType]]:
+    """Every registered class, once each, in the order they registered."""
+    return list(dict.fromkeys(_registry().values()))
+
+
 def known_types() -> list[str]:
     """Every stored type name a registered class serves, sorted."""
-    return sorted(_REGISTRY)
+    return sorted(_registry())
 
 
 def stored_type(annotation_type: str) -> str:
     """The type a project stores for a scheme its configuration names ``annotation_type``."""
-    if annotation_type in _REGISTRY:
+    if annotation_type in _registry():
         return annotation_type
-    for cls in dict.fromkeys(_REGISTRY.values()):
+    for cls in dict.fromkeys(_registry().values()):
         if annotation_type in cls.config_types:
             return cls.types[0]
     return annotation_type
@@ -76,7 +100,4 @@ def stored_type(annotation_type: str) -> str:
 
 def table_types() -> list[type[SchemeType]]:
     """The registered classes whose answers a table splits into `<scheme>.<key>` columns."""
-    return [cls for cls in dict.fromkeys(_REGISTRY.values()) if cls.table_keys]
-
-
-discover()
+    return [cls for cls in dict.fromkeys(_registry().values()) if cls.table_keys]

@@ -82,6 +82,32 @@ class SchemeType:
     # compared by agreement; None (or the key absent) still means "not answered".
     empty_list_answers: ClassVar[bool] = False
 
+    # ----------------------------------------------------------------- its configuration
+    # Beyond ``Options``, a type may own more of the configuration:
+    # - dialect A (the guides' first dialect) may name the type otherwise in annotation_type
+    #   (``dialect_a_type``) and keep some of its settings in top-level keys of its own
+    #   (``dialect_a_keys``), which ``translate_dialect_a`` rewrites in dialect B's words;
+    # - its schemes may share one block per project (``Shared``: the stored model, which
+    #   ``shared_block`` builds from the schemes' checked options), kept in the normal form
+    #   under the type's stored name.
+    dialect_a_type: ClassVar[str | None] = None
+    dialect_a_keys: ClassVar[tuple[str, ...]] = ()
+    Shared: ClassVar[Any] = None
+    # The fewest and most items one unit of the type shows (None: it shows no item list).
+    unit_items: ClassVar[tuple[int, int] | None] = None
+
+    @classmethod
+    def translate_dialect_a(cls, translated: Any, issues: Any) -> None:
+        """Rewrite the type's dialect-A schemes and keys in ``translated.data`` (a
+        projects.configuration.dialects.Translated) into dialect B's words; problems go to
+        ``issues``."""
+
+    @classmethod
+    def shared_block(cls, entries: list, translated: Any, issues: Any) -> Any:
+        """The block the type's schemes share, from [(index, checked options)] in file order
+        (never empty), or None; problems go to ``issues``."""
+        return None
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for name in cls.types:

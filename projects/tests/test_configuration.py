@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from bws.configuration import BwsDesign, scoring_of
 from projects.configuration import (
-    BwsDesign,
     ConfigIssue,
     ProjectConfig,
     Scheme,
@@ -348,5 +348,5 @@ def test_a_stored_scoring_block_reads_as_stored_whatever_the_limits_now():
     stored = load_config(EXAMPLES / "mt_bws" / "config.yaml").to_dict()
     stored["schemes"][0]["options"]["scoring"]["bootstrap_iterations"] = 60000
     scheme = ProjectConfig.from_dict(stored).schemes[0]
-    assert scheme.scoring.bootstrap_iterations == 60000
-    assert scheme.scoring.method == "bradley_terry"
+    assert scoring_of(scheme).bootstrap_iterations == 60000
+    assert scoring_of(scheme).method == "bradley_terry"

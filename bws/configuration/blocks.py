@@ -1,10 +1,23 @@
-"""The blocks of a BWS scheme that say how its tuples are built and how it is scored."""
+"""The blocks of a BWS scheme that say how its tuples are built and how it is scored, as a
+file writes them, each with its one check (tuple_size's bounds are here and nowhere else)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from projects.configuration.adaptive import AdaptiveBlock
+from bws.configuration.adaptive import AdaptiveBlock
+from bws.configuration.vocabulary import (
+    DEFAULT_APPEARANCES,
+    DEFAULT_BOOTSTRAP_ITERATIONS,
+    DEFAULT_INTERVAL_METHOD,
+    DEFAULT_SCORING_METHOD,
+    DEFAULT_TUPLE_METHOD,
+    MAX_TUPLE_SIZE,
+    MIN_TUPLE_SIZE,
+    IntervalMethod,
+    ScoringMethod,
+    TupleMethod,
+)
 from projects.configuration.fields import (
     Block,
     Flag,
@@ -15,19 +28,7 @@ from projects.configuration.fields import (
     choice,
     limited,
 )
-from projects.configuration.vocabulary import (
-    DEFAULT_APPEARANCES,
-    DEFAULT_BOOTSTRAP_ITERATIONS,
-    DEFAULT_INTERVAL_METHOD,
-    DEFAULT_SCORING_METHOD,
-    DEFAULT_SEED,
-    DEFAULT_TUPLE_METHOD,
-    MAX_TUPLE_SIZE,
-    MIN_TUPLE_SIZE,
-    IntervalMethod,
-    ScoringMethod,
-    TupleMethod,
-)
+from projects.configuration.vocabulary import DEFAULT_SEED
 
 # How many items a tuple holds: the one check of tuple_size, wherever a config writes it.
 TupleSize = between(MIN_TUPLE_SIZE, MAX_TUPLE_SIZE)

@@ -1,5 +1,6 @@
-"""The ``adaptive`` block of a BWS tuple design: after a balanced start, each further batch
-of tuples is designed from the current fit, where it tells most (bws.adaptive).
+"""The ``adaptive`` block of a BWS tuple design, as written and as stored: after a balanced
+start, each further batch of tuples is designed from the current fit, where it tells most
+(bws.adaptive).
 
     tuple_generation:
       adaptive:
