@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -126,13 +126,23 @@ def rescore(request, slug):
     if scheme not in schemes:
         raise Http404
     try:
-        run = services.request_run(
+        run, created = scheduling.ask_for_run(
             project=project, scheme=scheme, method=method, trigger=ScoreRun.Trigger.MANUAL
         )
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect(_dashboard_url(project, scheme))
-    if scheduling.queue_run(run):
+    except scheduling.RunRefused as exc:  # SCORING_MANUAL_RUNS_PER_HOUR
+        refused = HttpResponse(str(exc), status=429, content_type="text/plain; charset=utf-8")
+        refused["Retry-After"] = str(int(exc.retry_after))
+        return refused
+    if not created:
+        messages.info(
+            request,
+            f"The run of {scheme} queued already computes {METHOD_NAMES[run.method]} scores; "
+            "it reads every answer stored before it starts.",
+        )
+    elif scheduling.queue_run(run):
         messages.success(
             request, f"Scoring {scheme} with {METHOD_NAMES[run.method]}: this page updates itself."
         )
