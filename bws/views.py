@@ -18,7 +18,7 @@ from projects.access import managed_project_or_404
 from projects.downloads import attachment
 from projects.models import Unit
 
-from . import adaptive, charts, scheduling, selectors, services
+from . import adaptive, charts, freshness, scheduling, selectors, services
 from .core.scoring import METHOD_NAMES, METHODS
 from .models import ItemScore, ScoreRun
 
@@ -70,6 +70,8 @@ def dashboard(request, slug):
         ),
     }
     context["adaptive"] = adaptive.design_status(project)
+    automatic = services.scoring_options(project, scheme)["auto_compute"]
+    context["freshness"] = freshness.scores_freshness(project, run, automatic=automatic)
     diagnostics = selectors.run_diagnostics(run)
     context["diagnostics"] = diagnostics.messages
     if run is not None and run.n_judgments:
