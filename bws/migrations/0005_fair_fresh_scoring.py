@@ -14,7 +14,6 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('bws', '0004_run_advice'),
-        ('projects', '0006_models_moved_to_their_apps'),
     ]
 
     operations = [
