@@ -265,3 +265,25 @@ def test_the_dashboard_says_how_old_the_scores_are(
     assert "Age of these scores" in html
     assert "are scored by a run starting at the latest at" in html
     assert f"at most {settings.SCORING_MAX_STALENESS:.0f} s after an answer" in html
+
+
+def test_the_dashboards_rescore_button_is_limited_per_project_too(
+    study,  # noqa: F811
+    sent,  # noqa: F811
+    client,
+    settings,
+):
+    settings.SCORING_MANUAL_RUNS_PER_HOUR = 1
+    cache.clear()
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    boss = UserFactory(username="boss")
+    Membership.objects.create(user=boss, project=project, role="manager")
+    client.force_login(boss)
+    url = reverse("bws-rescore", args=["mt"])
+    assert client.post(url, {"scheme": SCHEME}).status_code == 302
+    assert client.post(url, {"scheme": SCHEME}).status_code == 302  # the queued run
+    ScoreRun.objects.update(status="ok")
+    refused = client.post(url, {"scheme": SCHEME})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "SCORING_MANUAL_RUNS_PER_HOUR" in refused.content.decode()
+    assert ScoreRun.objects.count() == 1
