@@ -263,7 +263,7 @@ def test_the_dashboard_says_how_old_the_scores_are(
     client.force_login(boss)
     html = client.get(reverse("bws-dashboard", args=["mt"])).content.decode()
     assert "Age of these scores" in html
-    assert "are scored by a run starting at the latest at" in html
+    assert "A run that reads it starts at the latest at" in html
     assert f"at most {settings.SCORING_MAX_STALENESS:.0f} s after an answer" in html
 
 
