@@ -33,11 +33,12 @@ workers as platform/systemd runs them are started on 127.0.0.1 with SCORING_SESS
 
 --worker-cpu-quota F puts the scoring worker in a cgroup of its own (cgroup v1 cpu
 controller, /sys/fs/cgroup/cpu/annolab-scoring-<pid>) with a quota of F of one core per
---worker-cpu-period-ms and the lowest weight (cpu.idle where the kernel has it), as the
-systemd unit's CPUQuota= / CPUQuotaPeriodSec= / CPUWeight=idle do; the cgroup is removed at
-the end. --worker-cpus / --web-cpus / --pg-cpus pin the processes with taskset,
---worker-nice and --worker-sched-idle lower the scoring worker's priority: the experiments
-in RESULTS.md.
+--worker-cpu-period-ms and the lowest weight (cpu.idle where the kernel has it), as
+CPUQuota= / CPUQuotaPeriodSec= / CPUWeight=idle would; --worker-cpu-weight gives it the
+lowest weight alone, with no quota, as the shipped unit does (CPUWeight=idle, add
+--worker-nice 19 for its Nice=19); the cgroup is removed at the end. --worker-cpus /
+--web-cpus / --pg-cpus pin the processes with taskset, --worker-nice and
+--worker-sched-idle lower the scoring worker's priority: the experiments in RESULTS.md.
 
 The script reuses setup and client code of benchmarks/queue.py. Figures, not assertions.
 """
@@ -139,6 +140,11 @@ def main() -> int:
         "--worker-cpu-period-ms", type=float, default=10.0, help="the quota's period, ms"
     )
     parser.add_argument(
+        "--worker-cpu-weight",
+        action="store_true",
+        help="the scoring worker's cgroup at the lowest weight with no quota (CPUWeight=idle)",
+    )
+    parser.add_argument(
         "--worker-nice", type=int, default=0, help="run the Celery worker under nice -n N"
     )
     parser.add_argument(
@@ -183,6 +189,8 @@ def main() -> int:
             SCORING_SESSION_GAP=str(args.gap),
             SERVER_TIMING="1",
             CELERY_DATA_DIR=str(folder / "celery"),
+            # The manager asks for a run after every quiet spell, more than a person would.
+            SCORING_MANUAL_RUNS_PER_HOUR="10000",
         )
 
         t0 = time.monotonic()
@@ -236,7 +244,7 @@ def main() -> int:
             pin_tree(server.proc.pid, args.web_cpus)
         if args.pg_cpus:
             pg_restore = pin_postgres(args.pg_cpus)
-        if args.worker_cpu_quota:
+        if args.worker_cpu_quota or args.worker_cpu_weight:
             quota = CpuQuota(args.worker_cpu_quota, args.worker_cpu_period_ms)
         children.append(start_default_worker(env))
         worker = start_worker(

@@ -102,14 +102,16 @@ CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 
 
 class CpuQuota:
-    """A cgroup v1 cpu group with a CFS quota: `share` of one core per `period_ms`."""
+    """A cgroup v1 cpu group at the lowest weight with a CFS quota: `share` of one core per
+    `period_ms`; no quota for a share of 0 (the weight alone, as CPUWeight=idle does)."""
 
     def __init__(self, share: float, period_ms: float):
         self.path = CGROUP_CPU / f"annolab-scoring-{os.getpid()}"
         self.path.mkdir()
-        period = int(period_ms * 1000)
-        (self.path / "cpu.cfs_period_us").write_text(str(period))
-        (self.path / "cpu.cfs_quota_us").write_text(str(max(1000, int(period * share))))
+        if share > 0:
+            period = int(period_ms * 1000)
+            (self.path / "cpu.cfs_period_us").write_text(str(period))
+            (self.path / "cpu.cfs_quota_us").write_text(str(max(1000, int(period * share))))
         (self.path / "cpu.shares").write_text("2")
         if (self.path / "cpu.idle").exists():
             (self.path / "cpu.idle").write_text("1")

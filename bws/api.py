@@ -3,13 +3,13 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects.access import managed_project_or_404
 
-from . import scheduling, selectors, services
+from . import scheduling, selectors
 from .core.diagnostics import StoredDiagnostics
 from .core.scoring import METHODS
 from .core.scoring_options import INTERVAL_METHODS
@@ -154,6 +154,9 @@ class ScoresApi(APIView):
         tags=["Scores"],
         operation_id="scores_rescore",
         summary="Re-score a scheme",
+        description="Queues a run, or returns the scheme's queued run (it reads the answers "
+        "as of its start), set to the parameters asked for. 429 with Retry-After past "
+        "SCORING_MANUAL_RUNS_PER_HOUR new runs asked for in the project in an hour.",
         request=RescoreInputSerializer,
         responses={202: RunSerializer},
     )
@@ -165,7 +168,7 @@ class ScoresApi(APIView):
         if scheme not in selectors.bws_scheme_names(project):
             raise ValidationError({"scheme": [f"no best-worst scheme {scheme!r}"]})
         try:
-            run = services.request_run(
+            run, created = scheduling.ask_for_run(
                 project=project,
                 scheme=scheme,
                 method=data.validated_data.get("method"),
@@ -175,7 +178,10 @@ class ScoresApi(APIView):
             )
         except ValueError as exc:  # a limit, e.g. SCORING_MAX_BOOTSTRAP_ITERATIONS
             raise ValidationError({"bootstrap": [str(exc)]}) from exc
-        scheduling.queue_run(run)
+        except scheduling.RunRefused as exc:  # SCORING_MANUAL_RUNS_PER_HOUR
+            raise Throttled(wait=exc.retry_after, detail=str(exc)) from exc
+        if created:
+            scheduling.queue_run(run)
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

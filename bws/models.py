@@ -133,12 +133,21 @@ class ScoreRun(models.Model):
         null=True, blank=True, help_text="Time of the newest answer this run read."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    dispatched_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its message went to the scoring queue: a queued run waits in the "
+        "database for its lab's turn (bws.scheduling.dispatch_runs).",
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["project", "scheme", "method", "status", "finished_at"])]
+        indexes = [
+            models.Index(fields=["project", "scheme", "method", "status", "finished_at"]),
+            models.Index(fields=["status", "dispatched_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project} {self.scheme} {self.method} ({self.status})"
@@ -165,14 +174,20 @@ class ItemScore(models.Model):
 
 
 class ScoringState(models.Model):
-    """Per project: when answers last changed and when a recomputation was last queued, so
-    bursts of answers coalesce into one run per scheme."""
+    """Per project: when answers last changed, the oldest answer no run has read yet and
+    when a recomputation was last queued, so bursts of answers coalesce into one run per
+    scheme and busy sessions are still scored within SCORING_MAX_STALENESS."""
 
     project = models.OneToOneField(
         "projects.Project", on_delete=models.CASCADE, related_name="scoring_state"
     )
     last_answer_at = models.DateTimeField(null=True, blank=True)
     dirty = models.BooleanField(default=False)
+    unscored_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the oldest answer that no queued or started run reads arrived.",
+    )
     scheduled_at = models.DateTimeField(null=True, blank=True)
     broker_failed_at = models.DateTimeField(
         null=True, blank=True, help_text="Last time the task queue could not be reached."

@@ -1,22 +1,27 @@
 """When the BWS app scores: answers mark a project dirty, a session's end (a quiet gap or
-a logout) queues one run per scheme, and runs lost with their worker or their message are
-queued again. Nothing here computes; bws.services does (in the worker)."""
+a logout) or answers left unscored for SCORING_MAX_STALENESS queue one run per scheme (none
+while the scheme has one queued), runs go to the scoring queue one lab at a time, and runs
+lost with their worker or their message are queued again. Nothing here computes;
+bws.services does (in the worker)."""
 
 import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Q
+from django.db import transaction
+from django.db.models import DateTimeField, F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
+from rest_framework.throttling import SimpleRateThrottle
 
 from annotation.models import Annotation
 from projects import events
-from projects.models import Project
+from projects.models import Lab, Project
 from projects.queueing import send_task
 
 from .models import ScoreRun, ScoringState
-from .services import request_run, scoring_options
+from .services import request_run, run_parameters, scoring_options
 
 log = logging.getLogger(__name__)
 
@@ -26,22 +31,171 @@ RECOMPUTE_PROJECT_TASK = "bws.recompute_project"
 
 
 def queue_run(run: ScoreRun) -> bool:
-    """Send a recorded run to the scoring queue; False when the broker cannot be reached
-    (the run stays queued, and the catch-up sends it again)."""
-    return send_task(SCORE_RUN_TASK, run.pk)
+    """Let a recorded run take its lab's turn on the scoring queue; False when the broker
+    cannot be reached (the run stays queued, and the catch-up sends it when it is back)."""
+    return all(ok for _, ok in dispatch_runs(run.project.lab_id))
+
+
+def dispatch_runs(lab_id: int) -> list[tuple[int, bool]]:
+    """Send the lab's oldest waiting runs to the scoring queue while it holds fewer than
+    SCORING_LAB_SLOTS runs sent and not finished; the (run id, sent) pairs.
+
+    A lab's backlog waits here, in the database, not in the broker: another lab's run
+    queues behind at most the runs each lab holds, not behind 40 runs of one lab. The
+    worker that finishes a run calls this for its lab, and the catch-up for every lab."""
+    with transaction.atomic():
+        # One dispatcher per lab at a time (beat, workers, requests).
+        Lab.objects.select_for_update().filter(pk=lab_id).first()
+        runs = ScoreRun.objects.filter(project__lab_id=lab_id).exclude(
+            trigger=ScoreRun.Trigger.COMMAND
+        )
+        held = runs.filter(
+            dispatched_at__isnull=False,
+            status__in=[ScoreRun.Status.QUEUED, ScoreRun.Status.RUNNING],
+        ).count()
+        free = settings.SCORING_LAB_SLOTS - held
+        if free <= 0:
+            return []
+        picks = list(
+            runs.filter(status=ScoreRun.Status.QUEUED, dispatched_at__isnull=True)
+            .order_by("created_at", "pk")
+            .values_list("pk", flat=True)[:free]
+        )
+        ScoreRun.objects.filter(pk__in=picks).update(dispatched_at=timezone.now())
+    sent = []
+    for run_id in picks:
+        ok = send_task(SCORE_RUN_TASK, run_id)
+        if not ok:  # its turn comes again at the next catch-up
+            ScoreRun.objects.filter(pk=run_id, status=ScoreRun.Status.QUEUED).update(
+                dispatched_at=None
+            )
+        sent.append((run_id, ok))
+    return sent
+
+
+def dispatch_waiting() -> None:
+    """Every lab with a run waiting for its turn gets its turn (runs whose lab lost a
+    worker's message or whose finish was not followed by a dispatch)."""
+    labs = (
+        ScoreRun.objects.filter(status=ScoreRun.Status.QUEUED, dispatched_at__isnull=True)
+        .values_list("project__lab_id", flat=True)
+        .distinct()
+    )
+    for lab_id in list(labs):
+        dispatch_runs(lab_id)
+
+
+class RunRefused(Exception):
+    """A manager's request for a run, refused: ask again in ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ManualRunThrottle(SimpleRateThrottle):
+    """Manual runs per project: REST framework's sliding window in the cache, keyed by the
+    project (SCORING_MANUAL_RUNS_PER_HOUR)."""
+
+    scope = "bws-manual-runs"
+
+    def __init__(self, project_id: int):
+        self.project_id = project_id
+        super().__init__()
+
+    def get_rate(self) -> str:
+        return f"{settings.SCORING_MANUAL_RUNS_PER_HOUR}/hour"
+
+    def get_cache_key(self, request, view) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.project_id}
+
+    def admit(self) -> float | None:
+        """None when one more run is allowed (and counted), else the seconds to wait."""
+        try:
+            if self.allow_request(None, None):
+                return None
+        except Exception:  # the cache lives in Redis: a limit that cannot count admits
+            log.warning("could not count manual runs of project %s", self.project_id)
+            return None
+        return max(1.0, self.wait() or 1.0)
+
+
+def ask_for_run(
+    *,
+    project,
+    scheme: str,
+    trigger: str = ScoreRun.Trigger.AUTO,
+    method: str | None = None,
+    bootstrap: int | None = None,
+    intervals: str | None = None,
+) -> tuple[ScoreRun, bool]:
+    """The scheme's queued run, or a new one waiting for its lab's turn: (run, created).
+
+    At most one run of a scheme is queued: it reads the answers as of its start, so a
+    trigger (a session's end, a logout, an exclusion, a tick) while it waits adds none. A
+    manager's request asking for other parameters changes the queued run to them (the
+    newest request wins: it has not started); a request that would add a run past
+    SCORING_MANUAL_RUNS_PER_HOUR in the project is refused (RunRefused, with a retry time).
+    ValueError for parameters past the limits."""
+    manual = trigger == ScoreRun.Trigger.MANUAL
+    method, parameters = run_parameters(
+        project=project, scheme=scheme, method=method, bootstrap=bootstrap, intervals=intervals
+    )
+    with transaction.atomic():
+        # Requests for the same project queue one after another.
+        ScoringState.objects.select_for_update().filter(project=project).first()
+        queued = (
+            ScoreRun.objects.filter(project=project, scheme=scheme, status=ScoreRun.Status.QUEUED)
+            .exclude(trigger=ScoreRun.Trigger.COMMAND)
+            .order_by("created_at", "pk")
+            .first()
+        )
+        if queued is not None:
+            if not manual or (queued.method, queued.parameters) == (method, parameters):
+                return queued, False
+            taken = ScoreRun.objects.filter(pk=queued.pk, status=ScoreRun.Status.QUEUED)
+            if taken.update(method=method, parameters=parameters, trigger=trigger):
+                return ScoreRun.objects.get(pk=queued.pk), False
+        if manual:
+            wait = ManualRunThrottle(project.pk).admit()
+            if wait is not None:
+                raise RunRefused(
+                    f"at most {settings.SCORING_MANUAL_RUNS_PER_HOUR} runs per hour may be "
+                    "asked for in a project (SCORING_MANUAL_RUNS_PER_HOUR); ask again in "
+                    f"{int(wait)} s",
+                    retry_after=wait,
+                )
+        run = request_run(
+            project=project,
+            scheme=scheme,
+            method=method,
+            bootstrap=parameters["bootstrap"],
+            trigger=trigger,
+            intervals=parameters["interval_method"],
+            wait_turn=True,
+        )
+    return run, True
 
 
 def note_answers(project_id: int) -> None:
     """Record that a project's answers changed. Called after an answer is committed; costs
     at most one small UPDATE and never touches the broker: the catch-up (every
-    SCORING_CHECK_INTERVAL seconds) queues the recomputation once the session has ended."""
+    SCORING_CHECK_INTERVAL seconds) queues the recomputation once the session has ended,
+    or once the oldest unscored answer is nearly SCORING_MAX_STALENESS old."""
     now = timezone.now()
     # Within a burst the row was just written: skip the write (one indexed UPDATE that
     # matches nothing) unless the last write is older than a quarter of the session gap.
     recent = now - timedelta(seconds=min(5.0, settings.SCORING_SESSION_GAP / 4))
     ScoringState.objects.filter(project_id=project_id).filter(
-        Q(dirty=False) | Q(last_answer_at__isnull=True) | Q(last_answer_at__lt=recent)
-    ).update(last_answer_at=now, dirty=True)
+        Q(dirty=False)
+        | Q(last_answer_at__isnull=True)
+        | Q(last_answer_at__lt=recent)
+        | Q(unscored_since__isnull=True)
+    ).update(
+        last_answer_at=now,
+        dirty=True,
+        unscored_since=Coalesce(F("unscored_since"), Value(now, output_field=DateTimeField())),
+    )
 
 
 def end_session(user) -> None:
@@ -57,49 +211,69 @@ def end_session(user) -> None:
 
 
 def start_recompute(project) -> str:
-    """Clear the project's dirty flag and queue one run per BWS scheme and the agreement
-    report (answers arriving from now on set the flag again).
+    """Clear the project's dirty flag and make sure each automatic BWS scheme has a run
+    queued (a scheme with one queued already gets none), then queue the agreement report
+    (answers arriving from now on set the flag again).
 
-    A run that cannot be queued (the broker is down) is marked failed and the flag is set
-    again, so the catch-up starts over once the broker is back: nothing is left stale."""
+    When the broker cannot be reached the runs stay queued and the flag is set again, so
+    the catch-up starts over once the broker is back: nothing is left stale."""
     now = timezone.now()
-    ScoringState.objects.filter(project=project).update(dirty=False, scheduled_at=now)
+    ScoringState.objects.filter(project=project).update(
+        dirty=False, unscored_since=None, scheduled_at=now
+    )
     schemes = [s.name for s in project.settings.bws_schemes]
     auto = [name for name in schemes if scoring_options(project, name)["auto_compute"]]
+    new = []
     for name in auto:
-        run = request_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
-        if not send_task(SCORE_RUN_TASK, run.pk):
-            ScoreRun.objects.filter(pk=run.pk).update(
-                status=ScoreRun.Status.FAILED,
-                error="the task queue could not be reached; scored again when it is back",
-                finished_at=timezone.now(),
-            )
-            ScoringState.objects.filter(project=project).update(
-                dirty=True, scheduled_at=None, broker_failed_at=now
-            )
-            return "the task queue could not be reached"
+        run, created = ask_for_run(project=project, scheme=name, trigger=ScoreRun.Trigger.AUTO)
+        if created:
+            new.append(run.pk)
+    if not all(ok for _, ok in dispatch_runs(project.lab_id)):
+        # The runs wait in the database; the catch-up starts over (the agreement report
+        # included) once the broker is back, finding the runs queued.
+        ScoringState.objects.filter(project=project).update(
+            dirty=True,
+            scheduled_at=None,
+            broker_failed_at=now,
+            unscored_since=Coalesce(F("unscored_since"), Value(now, output_field=DateTimeField())),
+        )
+        return "the task queue could not be reached"
     # The other apps (agreement) bring their own figures up to date on this signal.
     events.answers_settled.send(sender=type(project), project=project)
-    return f"queued {len(auto)} runs"
+    return f"queued {len(new)} runs"
+
+
+def due_projects(now) -> list[int]:
+    """Dirty projects whose session ended (no answer for SCORING_SESSION_GAP seconds) or
+    whose oldest unscored answer will be SCORING_MAX_STALENESS old within two catch-up
+    intervals (so the run starts within the bound, the catch-up's tick included)."""
+    ended = now - timedelta(seconds=settings.SCORING_SESSION_GAP)
+    lead = max(0.0, settings.SCORING_MAX_STALENESS - 2 * settings.SCORING_CHECK_INTERVAL)
+    overdue = now - timedelta(seconds=lead)
+    return list(
+        ScoringState.objects.filter(dirty=True)
+        .filter(
+            Q(last_answer_at__isnull=True)
+            | Q(last_answer_at__lt=ended)
+            | Q(unscored_since__lte=overdue)
+        )
+        .values_list("project_id", flat=True)
+    )
 
 
 def schedule_dirty_projects() -> int:
     """The catch-up, run by beat every SCORING_CHECK_INTERVAL seconds and when a worker
-    starts: recompute every dirty project whose session has ended (no answer for
-    SCORING_SESSION_GAP seconds); queue again runs whose message was lost; requeue runs
-    whose worker is gone (past SCORING_RUN_TIMEOUT). Returns the projects started."""
+    starts: recompute every due project (due_projects); give waiting runs their lab's
+    turn; queue again runs whose message was lost; requeue runs whose worker is gone (past
+    SCORING_RUN_TIMEOUT). Returns the projects started."""
     now = timezone.now()
-    ended = now - timedelta(seconds=settings.SCORING_SESSION_GAP)
     count = 0
-    for project_id in (
-        ScoringState.objects.filter(dirty=True)
-        .filter(Q(last_answer_at__isnull=True) | Q(last_answer_at__lt=ended))
-        .values_list("project_id", flat=True)
-    ):
+    for project_id in due_projects(now):
         project = Project.objects.filter(pk=project_id).first()
         if project is not None and claim_recompute(project_id):
             start_recompute(project)
             count += 1
+    dispatch_waiting()
     resend_stale_runs(now)
     lost = now - timedelta(seconds=settings.SCORING_RUN_TIMEOUT)
     requeue_lost_runs(
@@ -112,16 +286,20 @@ def schedule_dirty_projects() -> int:
 def claim_recompute(project_id: int) -> bool:
     """Take the project's dirty flag (one caller wins when beat and a starting worker
     look at the same time)."""
-    return bool(ScoringState.objects.filter(project_id=project_id, dirty=True).update(dirty=False))
+    return bool(
+        ScoringState.objects.filter(project_id=project_id, dirty=True).update(
+            dirty=False, unscored_since=None
+        )
+    )
 
 
 def resend_stale_runs(now) -> None:
-    """A run queued more than SCORING_SCHEDULE_STALE seconds ago is sent again, at most
-    once per that period (a broker restarted without its data loses messages). A
-    duplicate costs nothing: a run already done is not computed again."""
+    """A run sent more than SCORING_SCHEDULE_STALE seconds ago and not started is sent
+    again, at most once per that period (a broker restarted without its data loses
+    messages). A duplicate costs nothing: a run already done is not computed again."""
     stale = now - timedelta(seconds=settings.SCORING_SCHEDULE_STALE)
     for run_id in ScoreRun.objects.filter(
-        status=ScoreRun.Status.QUEUED, created_at__lt=stale
+        status=ScoreRun.Status.QUEUED, dispatched_at__lt=stale
     ).values_list("pk", flat=True):
         try:
             fresh = cache.add(f"bws:resent:{run_id}", 1, timeout=settings.SCORING_SCHEDULE_STALE)
@@ -149,8 +327,11 @@ def requeue_lost_runs(runs, why: str) -> int:
     requeued = list(
         runs.filter(attempts__lt=settings.SCORING_RUN_ATTEMPTS).values_list("pk", flat=True)
     )
+    # Sent again at once: they keep their lab's turn.
     ScoreRun.objects.filter(pk__in=requeued).update(
-        status=ScoreRun.Status.QUEUED, error=f"requeued: the worker stopped during it ({why})"
+        status=ScoreRun.Status.QUEUED,
+        error=f"requeued: the worker stopped during it ({why})",
+        dispatched_at=timezone.now(),
     )
     for run_id in requeued:
         log.warning("run %s: its worker stopped (%s); queued again", run_id, why)

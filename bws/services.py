@@ -10,7 +10,7 @@ import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connections, router, transaction
-from django.db.models import F
+from django.db.models import BooleanField, Case, ExpressionWrapper, F, Max, Q, Value, When
 from django.utils import timezone
 
 from annotation.models import Annotation
@@ -34,7 +34,7 @@ from .filemode import (
     score_table,
     write_score_table,
 )
-from .models import ItemScore, ScoreRun
+from .models import ItemScore, ScoreRun, ScoringState
 
 log = logging.getLogger(__name__)
 
@@ -83,17 +83,17 @@ def scoring_options(project, scheme: str) -> dict:
     raise ValueError(f"no best-worst scheme named {scheme!r} in {project.slug}")
 
 
-def request_run(
+def run_parameters(
     *,
     project,
     scheme: str,
     method: str | None = None,
     bootstrap: int | None = None,
-    trigger: str = ScoreRun.Trigger.AUTO,
     intervals: str | None = None,
-) -> ScoreRun:
-    """Record a queued run with its parameters (the worker or the caller executes it).
-    ``intervals`` (calibrated or bootstrap) defaults to the scheme's scoring.intervals."""
+) -> tuple[str, dict]:
+    """The method and parameters a run of the scheme computes with (the scheme's scoring
+    settings where not given); ValueError for an unknown method or a bootstrap past the
+    limits."""
     options = scoring_options(project, scheme)
     intervals = intervals or options["intervals"]
     if intervals not in INTERVAL_METHODS:
@@ -111,19 +111,39 @@ def request_run(
     refusal = resamples_refusal(n_items, bootstrap)
     if refusal:
         raise ValueError(f"bootstrap: {refusal}")
-    seed = project.settings.seed
+    return method, {
+        "bootstrap": bootstrap,
+        "seed": project.settings.seed,
+        "resample_unit": "tuple",
+        "interval_method": intervals,
+        "shrinkage": "empirical_bayes",
+    }
+
+
+def request_run(
+    *,
+    project,
+    scheme: str,
+    method: str | None = None,
+    bootstrap: int | None = None,
+    trigger: str = ScoreRun.Trigger.AUTO,
+    intervals: str | None = None,
+    wait_turn: bool = False,
+) -> ScoreRun:
+    """Record a queued run with its parameters (the worker or the caller executes it).
+    ``intervals`` (calibrated or bootstrap) defaults to the scheme's scoring.intervals.
+    ``wait_turn``: the run waits in the database until its lab's turn on the scoring queue
+    (bws.scheduling.dispatch_runs); otherwise its caller executes or sends it."""
+    method, parameters = run_parameters(
+        project=project, scheme=scheme, method=method, bootstrap=bootstrap, intervals=intervals
+    )
     return ScoreRun.objects.create(
         project=project,
         scheme=scheme,
         method=method,
         trigger=trigger,
-        parameters={
-            "bootstrap": bootstrap,
-            "seed": seed,
-            "resample_unit": "tuple",
-            "interval_method": intervals,
-            "shrinkage": "empirical_bayes",
-        },
+        parameters=parameters,
+        dispatched_at=None if wait_turn else timezone.now(),
     )
 
 
@@ -134,34 +154,74 @@ def execute_run(run_id: int) -> ScoreRun:
     The worker and the command line compute alike, in their own process: what keeps a
     worker's run from slowing the web is its CPU quota (platform/DEPLOY.md, "Scoring
     beside annotators")."""
-    run = ScoreRun.objects.select_related("project").get(pk=run_id)
-    if run.status == ScoreRun.Status.OK:
-        return run  # a redelivered task: the work is done
-    ScoreRun.objects.filter(pk=run.pk).update(
-        status=ScoreRun.Status.RUNNING,
-        started_at=timezone.now(),
-        attempts=F("attempts") + 1,
-        error="",
+    started = timezone.now()
+    # Marked running before its parameters are read: a queued run taken over by a manager's
+    # request (bws.scheduling.ask_for_run) is changed only while it is still queued.
+    claimed = (
+        ScoreRun.objects.filter(pk=run_id)
+        .exclude(status=ScoreRun.Status.OK)
+        .update(
+            status=ScoreRun.Status.RUNNING,
+            started_at=started,
+            attempts=F("attempts") + 1,
+            error="",
+        )
     )
+    run = ScoreRun.objects.select_related("project").get(pk=run_id)
+    if not claimed:
+        return run  # a redelivered task: the work is done
+    note_run_started(run, started)
     try:
         result = _compute(run)
     except SoftTimeLimitExceeded:
-        ScoreRun.objects.filter(pk=run.pk).update(
-            status=ScoreRun.Status.FAILED,
-            error=time_limit_message(),
-            finished_at=timezone.now(),
-        )
+        _mark_failed(run, time_limit_message())
         raise
     except Exception as exc:
-        ScoreRun.objects.filter(pk=run.pk).update(
-            status=ScoreRun.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:4000],
-            finished_at=timezone.now(),
-        )
+        _mark_failed(run, f"{type(exc).__name__}: {exc}"[:4000])
         raise
     run.refresh_from_db()
     _write_output_file(run, result)
     return run
+
+
+def _mark_failed(run: ScoreRun, error: str) -> None:
+    """Failed: the task retries it (a deterministic failure is not started again by the
+    catch-up until new answers come)."""
+    ScoreRun.objects.filter(pk=run.pk).update(
+        status=ScoreRun.Status.FAILED, error=error, finished_at=timezone.now()
+    )
+
+
+def note_run_started(run: ScoreRun, started) -> None:
+    """A run read the answers as of its start: when no run of the project is still queued,
+    every answer older than the earliest of the newest starts of its automatic schemes is
+    read, and counts as scored (the answers after it keep the project dirty)."""
+    if ScoreRun.objects.filter(project_id=run.project_id, status=ScoreRun.Status.QUEUED).exists():
+        return  # the queued run reads them when it starts
+    auto = [
+        entry.name
+        for entry in run.project.settings.bws_schemes
+        if scheme_scoring(entry)["auto_compute"]
+    ]
+    newest = dict(
+        ScoreRun.objects.filter(
+            project_id=run.project_id,
+            scheme__in=auto,
+            status__in=[ScoreRun.Status.RUNNING, ScoreRun.Status.OK],
+            started_at__isnull=False,
+        )
+        .values("scheme")
+        .annotate(at=Max("started_at"))
+        .values_list("scheme", "at")
+    )
+    if any(name not in newest for name in auto):
+        return  # a scheme has no run that read them
+    read_until = min([started, *newest.values()])
+    later = Q(last_answer_at__gt=read_until)
+    ScoringState.objects.filter(project_id=run.project_id, unscored_since__lte=read_until).update(
+        unscored_since=Case(When(later, then=Value(read_until)), default=None),
+        dirty=ExpressionWrapper(later, output_field=BooleanField()),
+    )
 
 
 def time_limit_message() -> str:

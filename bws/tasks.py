@@ -2,9 +2,10 @@
 
 Answers only mark their project dirty; the catch-up (beat, every SCORING_CHECK_INTERVAL
 seconds, and each worker as it starts) queues one run per BWS scheme once the project has
-been quiet for the session gap (SCORING_SESSION_GAP seconds), so a burst gives one run and
-no message waits in the broker for the gap to pass. Runs go to the "scoring" queue
-(CELERY_TASK_ROUTES), served by a worker under a CPU quota.
+been quiet for the session gap (SCORING_SESSION_GAP seconds), or while answers keep coming
+before its oldest unscored answer is SCORING_MAX_STALENESS old, so a burst gives one run
+and no message waits in the broker for the gap to pass. Runs go to the "scoring" queue
+(CELERY_TASK_ROUTES) one lab's turn at a time, served by a worker at the lowest CPU weight.
 """
 
 import logging
@@ -56,7 +57,8 @@ def score_run_task(self, run_id: int) -> str:
 
     A run stopped by the soft time limit is marked failed with that reason and not
     retried: it would only take as long again."""
-    if not ScoreRun.objects.filter(pk=run_id).exists():
+    lab_id = ScoreRun.objects.filter(pk=run_id).values_list("project__lab_id", flat=True).first()
+    if lab_id is None:
         return "gone"
     try:
         run = services.execute_run(run_id)
@@ -66,6 +68,9 @@ def score_run_task(self, run_id: int) -> str:
     except SoftTimeLimitExceeded:
         log.warning("run %s: %s", run_id, services.time_limit_message())
         return ScoreRun.Status.FAILED
+    finally:
+        # The lab's next waiting run takes the turn this one leaves.
+        scheduling.dispatch_runs(lab_id)
 
 
 # It fits the answers first, so it is routed beside the scoring runs (CELERY_TASK_ROUTES).

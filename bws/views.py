@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -18,7 +18,7 @@ from projects.access import managed_project_or_404
 from projects.downloads import attachment
 from projects.models import Unit
 
-from . import adaptive, charts, scheduling, selectors, services
+from . import adaptive, charts, freshness, scheduling, selectors, services
 from .core.scoring import METHOD_NAMES, METHODS
 from .models import ItemScore, ScoreRun
 
@@ -70,6 +70,8 @@ def dashboard(request, slug):
         ),
     }
     context["adaptive"] = adaptive.design_status(project)
+    automatic = services.scoring_options(project, scheme)["auto_compute"]
+    context["freshness"] = freshness.scores_freshness(project, run, automatic=automatic)
     diagnostics = selectors.run_diagnostics(run)
     context["diagnostics"] = diagnostics.messages
     if run is not None and run.n_judgments:
@@ -126,13 +128,23 @@ def rescore(request, slug):
     if scheme not in schemes:
         raise Http404
     try:
-        run = services.request_run(
+        run, created = scheduling.ask_for_run(
             project=project, scheme=scheme, method=method, trigger=ScoreRun.Trigger.MANUAL
         )
     except ValueError as exc:
         messages.error(request, str(exc))
         return redirect(_dashboard_url(project, scheme))
-    if scheduling.queue_run(run):
+    except scheduling.RunRefused as exc:  # SCORING_MANUAL_RUNS_PER_HOUR
+        refused = HttpResponse(str(exc), status=429, content_type="text/plain; charset=utf-8")
+        refused["Retry-After"] = str(int(exc.retry_after))
+        return refused
+    if not created:
+        messages.info(
+            request,
+            f"The run of {scheme} queued already computes {METHOD_NAMES[run.method]} scores; "
+            "it reads every answer stored before it starts.",
+        )
+    elif scheduling.queue_run(run):
         messages.success(
             request, f"Scoring {scheme} with {METHOD_NAMES[run.method]}: this page updates itself."
         )

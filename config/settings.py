@@ -243,6 +243,15 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
 # An annotation session ends when a project has had no answer for this many seconds.
 SCORING_SESSION_GAP = float(os.environ.get("SCORING_SESSION_GAP", "20"))
+# While answers keep coming (no gap), a run starts at most this many seconds after the
+# oldest answer no run has read; a gap or a logout may start one sooner.
+SCORING_MAX_STALENESS = float(os.environ.get("SCORING_MAX_STALENESS", "60"))
+# Runs of one lab sent to the scoring queue at a time; the lab's other runs wait in the
+# database, so another lab's run never queues behind a lab's backlog.
+SCORING_LAB_SLOTS = int(os.environ.get("SCORING_LAB_SLOTS", "1"))
+# Runs a project's managers may ask for per hour (beyond it: 429 with Retry-After); asking
+# while the scheme has a run queued returns that run and counts nothing.
+SCORING_MANUAL_RUNS_PER_HOUR = int(os.environ.get("SCORING_MANUAL_RUNS_PER_HOUR", "30"))
 # A run queued this long ago without starting is sent again (once per period).
 SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "120"))
 # A run a worker started and lost (the worker died) is queued again when a worker starts,

@@ -273,13 +273,14 @@ def test_a_run_that_cannot_be_queued_is_retried_once_the_broker_is_back(
         annotate(project, ["overall_quality"], n_users=1, per_user=5)
     quiet(project)
     assert tasks.catch_up_task() == 1
-    failed = ScoreRun.objects.get()
-    assert failed.status == "failed" and "could not be reached" in failed.error
+    waiting = ScoreRun.objects.get()
+    assert waiting.status == "queued" and waiting.dispatched_at is None  # not sent: kept
     state = ScoringState.objects.get(project=project)
     assert state.dirty and state.scheduled_at is None  # the next catch-up tries again
     broker_down.up()
     assert tasks.catch_up_task() == 1
-    assert ScoreRun.objects.filter(status="queued").count() == 1
+    run = ScoreRun.objects.get()  # the same run, sent now
+    assert run.pk == waiting.pk and run.status == "queued" and run.dispatched_at is not None
     assert not ScoringState.objects.get(project=project).dirty
 
 
@@ -333,7 +334,7 @@ def test_a_run_whose_message_was_lost_is_sent_again_once_per_period(study, sent)
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     run = services.request_run(project=project, scheme="overall_quality", bootstrap=0)
     ScoreRun.objects.filter(pk=run.pk).update(
-        created_at=timezone.now() - timedelta(seconds=settings.SCORING_SCHEDULE_STALE + 1)
+        dispatched_at=timezone.now() - timedelta(seconds=settings.SCORING_SCHEDULE_STALE + 1)
     )
     cache.clear()
     tasks.catch_up_task()
