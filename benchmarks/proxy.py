@@ -89,14 +89,14 @@ class Proxy:
             start_new_session=True,
         )
 
-    def wait_ready(self, timeout: float = 20) -> None:
+    def wait_ready(self, timeout: float = 20, path: str = "/static/annolab/favicon.svg") -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"nginx exited:\n{self.tail()}")
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                conn.request("GET", "/static/annolab/favicon.svg")
+                conn.request("GET", path)
                 response = conn.getresponse()
                 response.read()
                 conn.close()

@@ -100,7 +100,9 @@ def _send_file(request, target: Path, content_type: str, name: str):
         inside = target.relative_to(Path(settings.PROJECT_FILES_ROOT).resolve())
         response = HttpResponse()
         response["X-Accel-Redirect"] = accel.rstrip("/") + "/" + quote(inside.as_posix())
-        return _headers(response, content_type, name)
+        _headers(response, content_type, name)
+        del response["Accept-Ranges"]  # nginx says it for the file it sends
+        return response
     # nginx's form of ETag (modification time and size, in hex), so a validator a client
     # got from either server is recognised by both.
     etag = f'"{int(stat.st_mtime):x}-{size:x}"'

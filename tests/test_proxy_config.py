@@ -2,15 +2,21 @@
 with the site's settings: the upload limits, the internal location of the project files,
 the client address as TRUSTED_PROXY_COUNT reads it, keep-alive beyond think times."""
 
+import http.client
 import os
 import re
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from django.conf import settings
+
+from benchmarks.proxy import Proxy  # starts nginx with the shipped server configuration
+from projects.services import project_folder
+from projects.tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = ROOT / "platform" / "nginx"
@@ -117,3 +123,59 @@ def test_compose_puts_the_proxy_in_front_of_the_web_process():
     proxy = compose["proxy"]
     assert any(str(port).endswith(":443") for port in proxy["ports"])
     assert compose["web"]["environment"]["PROJECT_FILES_ACCEL_REDIRECT"] == "/_project_files/"
+
+
+@pytest.mark.skipif(NGINX_BIN is None, reason="needs Debian's nginx (apt-get install nginx)")
+@pytest.mark.django_db(transaction=True)
+def test_through_the_shipped_proxy_media_come_after_the_access_check(
+    live_server, settings, tmp_path, client
+):
+    """The shipped server configuration in front of the site: a member gets a stored
+    file sent by nginx (X-Accel-Redirect) with Django's headers, a range and a 304; an
+    outsider gets 404, and the internal location is not reachable from outside."""
+    settings.PROJECT_FILES_ACCEL_REDIRECT = "/_project_files/"
+    project = ProjectFactory()
+    stored = project_folder(project) / "media" / "a b.wav"
+    stored.parent.mkdir(parents=True)
+    stored.write_bytes(b"RIFF" + bytes(range(256)) * 4)
+    member, outsider = UserFactory(), UserFactory()
+    MembershipFactory(user=member, project=project)
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "site.css").write_text("body {}")
+    upstream = live_server.url.removeprefix("http://")
+    proxy = Proxy(free_port(), upstream, tmp_path / "static", settings.PROJECT_FILES_ROOT)
+    try:
+        proxy.wait_ready(path="/static/site.css")
+
+        def get(path, user=None, **headers):
+            if user is not None:
+                client.force_login(user)
+                headers["Cookie"] = f"sessionid={client.cookies['sessionid'].value}"
+            conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+            conn.request("GET", path, headers=headers)
+            response = conn.getresponse()
+            return response, response.read()
+
+        url = f"/projects/{project.slug}/media/a%20b.wav"
+        response, body = get(url, member)
+        assert response.status == 200 and body == stored.read_bytes()
+        assert response.getheader("Content-Type") == "audio/wav"
+        assert response.getheader("Cache-Control") == "private, max-age=3600"
+        assert response.getheader("X-Content-Type-Options") == "nosniff"
+        assert response.getheader("Content-Disposition").startswith("inline")
+        etag = response.getheader("ETag")
+        response, body = get(url, member, Range="bytes=4-7")
+        assert response.status == 206 and body == bytes(range(4))
+        response, body = get(url, member, **{"If-None-Match": etag})
+        assert response.status == 304 and body == b""
+        assert get(url, outsider)[0].status == 404
+        project.refresh_from_db()
+        assert get(f"/_project_files/{project.storage_folder}/media/a%20b.wav")[0].status == 404
+    finally:
+        proxy.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
