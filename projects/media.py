@@ -112,8 +112,8 @@ def relative_path(value: str) -> str:
 def check_media(config, data, limits: Limits, *, by_name: Path | None = None) -> list[MediaFile]:
     """The files a project's instances name, each checked: inside the task folder, an
     allowed extension, present, within the limits (a point cloud is decoded when stored,
-    store_media). MediaRefused
-    for the first that is not, naming its item, field and path as written.
+    store_media). MediaRefused for the first that is not, naming its item, field and path
+    as written.
 
     ``by_name``: a folder where a file not found at its path is looked for by its file name
     alone (a web upload's folder, where the uploaded files land side by side)."""
@@ -251,7 +251,12 @@ def prepare_points(project_root: Path, *, again: bool = False) -> tuple[int, lis
         if source.suffix.lower() not in POINT_CLOUDS or not source.is_file():
             continue
         relative = source.relative_to(folder).as_posix()
-        target = points_path(project_root, relative)
+        try:
+            source = confine("media", relative, folder)  # no link leading out of media/
+            target = points_path(project_root, relative)
+        except PathRefused:
+            failed.append(f"{relative}: a link leading out of the project's media folder")
+            continue
         if target.is_file() and not again:
             continue
         try:
