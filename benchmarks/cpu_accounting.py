@@ -42,19 +42,23 @@ def machine_busy() -> tuple[float, float]:
 
 
 class CpuMeter:
-    """CPU seconds spent by gunicorn, PostgreSQL and this process over an interval."""
+    """CPU seconds spent by gunicorn, PostgreSQL, the proxy in front of gunicorn (nginx,
+    when there is one) and this process over an interval."""
 
-    def __init__(self, server: Server):
+    def __init__(self, server: Server, proxy=None):
         self.server = server
+        self.proxy = proxy
 
     def snapshot(self) -> dict:
         pg = {pid: proc_cpu(pid) for pid in postgres_pids()}
         web = {pid: proc_cpu(pid) for pid in self.server.pids()}
+        proxy = {pid: proc_cpu(pid) for pid in (self.proxy.pids() if self.proxy else [])}
         times = os.times()
         busy, total = machine_busy()
         return {
             "pg": pg,
             "web": web,
+            "proxy": proxy,
             "load": times.user + times.system,
             "busy": busy,
             "total": total,
@@ -72,6 +76,7 @@ class CpuMeter:
         return {
             "web": group("web") / wall,
             "pg": group("pg") / wall,
+            "proxy": group("proxy") / wall,
             "loadgen": (b["load"] - a["load"]) / wall,
             "machine": (b["busy"] - a["busy"]) / wall,
             "cores": (b["total"] - a["total"]) / wall,
@@ -80,7 +85,7 @@ class CpuMeter:
     @staticmethod
     def with_other(cpu: dict) -> dict:
         """Add what the rest of the machine used meanwhile (other people's jobs)."""
-        mine = cpu["web"] + cpu["pg"] + cpu["loadgen"]
+        mine = cpu["web"] + cpu["pg"] + cpu.get("proxy", 0.0) + cpu["loadgen"]
         return cpu | {"other": max(0.0, cpu["machine"] - mine)}
 
     @staticmethod

@@ -49,7 +49,12 @@ from benchmarks.cpu_accounting import CpuMeter
 from benchmarks.queue_invariants import check_invariants
 from benchmarks.queue_launch import run_launch
 from benchmarks.queue_load import Client, Tally, percentile, run_phase
-from benchmarks.queue_report import describe, print_launch, print_table
+from benchmarks.queue_report import (
+    describe,
+    print_launch,
+    print_launch_comparison,
+    print_table,
+)
 from benchmarks.queue_setup import (
     PASSWORD,
     ROOT,
@@ -189,6 +194,14 @@ def main() -> int:
     launch.add_argument("--think-min", type=float, default=2.0)
     launch.add_argument("--think-max", type=float, default=5.0)
     launch.add_argument("--seed", type=int, default=14)
+    launch.add_argument(
+        "--proxy",
+        choices=["bare", "proxy", "both"],
+        default="both",
+        help="the participants reach gunicorn itself, nginx in front of it (platform/nginx), "
+        "or one launch of each, bare first",
+    )
+    launch.add_argument("--proxy-port", type=int, default=8766)
     launch.add_argument("--pool", type=int, default=250, help="at most this many browsers at once")
     launch.add_argument(
         "--launch-timeout", type=float, default=420.0, help="hard limit of the whole launch"
@@ -210,15 +223,19 @@ def main() -> int:
     if args.duration is not None:
         args.duration_a = args.duration_b = args.duration
     if args.mode == "launch":
+        results = []
         try:
-            result = run_launch(args)
+            for proxied in {"bare": [False], "proxy": [True], "both": [False, True]}[args.proxy]:
+                results.append(run_launch(args, proxied))
+                print_launch(results[-1], args)
         finally:
             if queue_setup.CODE != ROOT:
                 shutil.rmtree(queue_setup.CODE, ignore_errors=True)
-        print_launch(result, args)
+        if len(results) > 1:
+            print_launch_comparison(results)
         if args.json:
-            Path(args.json).write_text(json.dumps(result, indent=2))
-        return 1 if result["broken"] or result["errors"] else 0
+            Path(args.json).write_text(json.dumps(results, indent=2))
+        return 1 if any(r["broken"] or r["errors"] for r in results) else 0
     rows = []
     try:
         for n in args.tuples:

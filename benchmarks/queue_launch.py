@@ -20,6 +20,7 @@ from pathlib import Path
 import psycopg
 
 from benchmarks.cpu_accounting import CpuMeter
+from benchmarks.proxy import Proxy
 from benchmarks.queue_invariants import INVARIANTS
 from benchmarks.queue_load import percentile
 from benchmarks.queue_setup import (
@@ -71,18 +72,23 @@ class Browser:
     # gunicorn closes a keep-alive connection idle for 2 s (its default keepalive); a
     # browser then opens a new one, and so does this one rather than race the close.
     IDLE_CLOSE = 1.5
+    # nginx keeps one idle for keepalive_timeout (platform/nginx/annolab-server.conf, 300 s):
+    # through it, a browser keeps its connection between answers.
+    IDLE_CLOSE_PROXY = 290.0
 
-    def __init__(self, port: int, timeout: float):
+    def __init__(self, port: int, timeout: float, idle_close: float = IDLE_CLOSE):
         self.port = port
         self.timeout = timeout
+        self.idle_close = idle_close
         self.conn = None
         self.cookies: dict[str, str] = {}
         self.last = 0.0
         self.connects = 0
+        self.resets = 0  # connections closed under a request (then sent again once)
         self.queries: dict[str, list[int]] = {}
 
     def _connection(self) -> http.client.HTTPConnection:
-        if self.conn is None or time.monotonic() - self.last > self.IDLE_CLOSE:
+        if self.conn is None or time.monotonic() - self.last > self.idle_close:
             if self.conn is not None:
                 self.conn.close()
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
@@ -109,6 +115,7 @@ class Browser:
                 # retried once on a new connection, as a browser does.
                 self.conn.close()
                 self.conn = None
+                self.resets += 1
                 if attempt:
                     raise
         self.last = time.monotonic()
@@ -149,6 +156,7 @@ class Journey:
     requests: int = 0
     queries: dict = field(default_factory=dict)
     connects: int = 0
+    resets: int = 0
 
 
 def answer_form(page: str, path: str, rng: random.Random) -> tuple[str, dict]:
@@ -171,10 +179,10 @@ def answer_form(page: str, path: str, rng: random.Random) -> tuple[str, dict]:
     return action.group(1), form
 
 
-def participant_journey(port, pid, rng, think, quota, deadline, stop) -> Journey:
+def participant_journey(port, pid, rng, think, quota, deadline, stop, idle_close) -> Journey:
     """Entry link -> consent -> instructions -> up to `quota` units -> completion page."""
     journey = Journey(pid)
-    browser = Browser(port, timeout=60)
+    browser = Browser(port, timeout=60, idle_close=idle_close)
 
     def go(method, path, form=None, kind="", expect=(200, 302)):
         if time.monotonic() > deadline or stop.is_set():
@@ -255,6 +263,7 @@ def participant_journey(port, pid, rng, think, quota, deadline, stop) -> Journey
             browser.conn.close()
         journey.queries = browser.queries
         journey.connects = browser.connects
+        journey.resets = browser.resets
     return journey
 
 
@@ -309,13 +318,22 @@ def launch_checks(args, journeys: list[Journey]) -> tuple[list[str], dict]:
     }
 
 
-def run_launch(args) -> dict:
+def run_launch(args, proxied: bool = False) -> dict:
     """200 participants arrive over 60 s through the entry link, each answers its quota
-    with think time, and the checks run in SQL afterwards."""
-    env = base_env(args) | {"SERVER_TIMING": "1" if args.server_timing else "0"}
+    with think time, and the checks run in SQL afterwards. ``proxied``: through nginx in
+    front of gunicorn, as deployed (benchmarks/proxy.py, platform/nginx)."""
     folder = Path(tempfile.mkdtemp(prefix="launch-bench-"))
-    server = None
+    env = base_env(args) | {
+        "SERVER_TIMING": "1" if args.server_timing else "0",
+        "STATIC_ROOT": str(folder / "static"),
+        "PROJECT_FILES_ROOT": str(folder / "files"),
+    }
+    if proxied:
+        env["PROJECT_FILES_ACCEL_REDIRECT"] = "/_project_files/"
+        env["TRUSTED_PROXY_COUNT"] = "1"
+    server = proxy = None
     n_tuples = args.tuples[0]
+    memory_bound = resource.getrlimit(resource.RLIMIT_AS)
     try:
         recreate_database(args)
         manage(env, "migrate", "--noinput")
@@ -325,11 +343,19 @@ def run_launch(args) -> dict:
             conn.execute("VACUUM ANALYZE")
         server = Server(args, env)
         server.wait_ready()
-        # The load generator's memory is bounded (its children were started before this).
+        port, idle_close = args.port, Browser.IDLE_CLOSE
+        if proxied:
+            manage(env, "collectstatic", "--noinput")
+            proxy = Proxy(args.proxy_port, f"127.0.0.1:{args.port}", folder / "static",
+                          folder / "files")  # fmt: skip
+            proxy.wait_ready()
+            port, idle_close = args.proxy_port, Browser.IDLE_CLOSE_PROXY
+        # The load generator's memory is bounded (its children were started before this),
+        # until the run ends: a second run's servers start without the bound.
         limit = args.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_AS, (limit, memory_bound[1]))
         threading.stack_size(512 * 1024)
-        meter = CpuMeter(server)
+        meter = CpuMeter(server, proxy)
         load_before = os.getloadavg()
         before = meter.snapshot()
         rng = random.Random(args.seed)
@@ -349,13 +375,14 @@ def run_launch(args) -> dict:
                 futures.append(
                     pool.submit(
                         participant_journey,
-                        args.port,
+                        port,
                         f"launch{i:04d}",
                         random.Random(seed),
                         think,
                         args.units,
                         deadline,
                         stop,
+                        idle_close,
                     )
                 )
             for future in concurrent.futures.as_completed(
@@ -385,6 +412,8 @@ def run_launch(args) -> dict:
             "seconds": elapsed,
             "requests": sum(j.requests for j in journeys),
             "connects": sum(j.connects for j in journeys),
+            "resets": sum(j.resets for j in journeys),
+            "proxied": proxied,
             "entry": spread(joined("entry_ms")),
             "next": spread(joined("next_ms")),
             "page": spread(joined("page_ms")),
@@ -399,6 +428,9 @@ def run_launch(args) -> dict:
             "totals": totals,
         }
     finally:
+        resource.setrlimit(resource.RLIMIT_AS, memory_bound)
+        if proxy is not None:
+            proxy.stop()
         if server is not None:
             server.stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -68,8 +68,10 @@ def print_table(rows: list[dict], args) -> None:
 def print_launch(m: dict, args) -> None:
     cpu = m["cpu"]
     print()
+    server = "nginx in front of gunicorn" if m.get("proxied") else "bare gunicorn"
     print(
-        f"# launch: {args.participants} participants over {args.arrival:g} s, {args.units} "
+        f"# launch ({server}): {args.participants} participants over {args.arrival:g} s, "
+        f"{args.units} "
         f"units each, think {args.think_min:g}-{args.think_max:g} s, {args.tuples[0]:,} tuples "
         f"(cap {CAP}); gunicorn {args.workers} workers x {args.threads} threads; "
         f"{os.cpu_count()} cores; load average before {m['load'][0][0]:.2f}, after "
@@ -102,15 +104,17 @@ def print_launch(m: dict, args) -> None:
             "SQL statements per request (Server-Timing): "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(m["queries"].items()))
         )
-    print(f"{m['requests']} requests, {m['connects']} connections opened")
-    units = m["totals"]["annotations"]
-    if units:
-        # CPU seconds over the run per answer stored: entries and completion pages included.
-        each = {k: cpu[k] * m["seconds"] / units * 1000 for k in ("web", "pg", "loadgen")}
+    print(
+        f"{m['requests']} requests, {m['connects']} connections opened, "
+        f"{m.get('resets', 0)} connection resets (closed under a request, sent again)"
+    )
+    each = cpu_per_unit(m)
+    if each:
         print(
             f"CPU ms per unit (over the whole launch, entries included): web {each['web']:.1f}, "
-            f"PostgreSQL {each['pg']:.1f}, load generator {each['loadgen']:.1f}, together "
-            f"{sum(each.values()):.1f}"
+            f"proxy {each['proxy']:.1f}, PostgreSQL {each['pg']:.1f}, load generator "
+            f"{each['loadgen']:.1f}; web + PostgreSQL {each['web'] + each['pg']:.1f}, with "
+            f"the proxy {each['web'] + each['pg'] + each['proxy']:.1f}"
         )
     lists = (("errors", m["errors"]), ("refused", m["refused"]), ("BROKEN", m["broken"]))
     for label, rows in lists:
@@ -120,4 +124,35 @@ def print_launch(m: dict, args) -> None:
         print(
             f"WARNING: other jobs used {cpu['other']:.2f} cores during the run; the latencies "
             "are not those of a quiet machine"
+        )
+
+
+def cpu_per_unit(m: dict) -> dict:
+    """CPU milliseconds per answer stored, over the whole launch (entries and completion
+    pages included), of each group: web (gunicorn), proxy (nginx), pg, loadgen."""
+    units = m["totals"]["annotations"]
+    if not units:
+        return {}
+    cpu = m["cpu"]
+    groups = ("web", "proxy", "pg", "loadgen")
+    return {k: cpu.get(k, 0.0) * m["seconds"] / units * 1000 for k in groups}
+
+
+def print_launch_comparison(results: list[dict]) -> None:
+    """One row per launch of the same invocation: bare gunicorn, then behind nginx."""
+    print()
+    print(
+        "| server | errors | connection resets | connections opened | next p95 | submit p95 "
+        "| CPU ms per unit: web / proxy / pg | web + pg (+ proxy) | load average before, after |"
+    )
+    print("|" + "---|" * 9)
+    for m in results:
+        each = cpu_per_unit(m)
+        print(
+            f"| {'nginx + gunicorn' if m.get('proxied') else 'gunicorn'} | {len(m['errors'])} "
+            f"| {m.get('resets', 0)} | {m['connects']} | {m['next'][1]:.0f} "
+            f"| {m['submit'][1]:.0f} | {each['web']:.1f} / {each['proxy']:.1f} / "
+            f"{each['pg']:.1f} | {each['web'] + each['pg']:.1f} "
+            f"({each['web'] + each['pg'] + each['proxy']:.1f}) "
+            f"| {m['load'][0][0]:.2f}, {m['load'][1][0]:.2f} |"
         )

@@ -169,6 +169,9 @@ WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "media"))
 # Uploaded configs and data files of projects created on the web live here.
 PROJECT_FILES_ROOT = Path(os.environ.get("PROJECT_FILES_ROOT", MEDIA_ROOT / "projects"))
+# The proxy's internal location for PROJECT_FILES_ROOT (platform/nginx/annolab.conf): set,
+# a media file is sent by the proxy after the site's access check (X-Accel-Redirect).
+PROJECT_FILES_ACCEL_REDIRECT = os.environ.get("PROJECT_FILES_ACCEL_REDIRECT", "")
 # Request and upload sizes: see "Trust boundaries: limits" below.
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
@@ -350,7 +353,8 @@ UPLOAD_MAX_TOTAL_MB = int(os.environ.get("UPLOAD_MAX_TOTAL_MB", "100"))
 PROJECT_MEDIA_MAX_FILE_MB = int(os.environ.get("PROJECT_MEDIA_MAX_FILE_MB", "200"))
 PROJECT_MEDIA_MAX_TOTAL_MB = int(os.environ.get("PROJECT_MEDIA_MAX_TOTAL_MB", "2048"))
 PROJECT_MEDIA_MAX_FILES = int(os.environ.get("PROJECT_MEDIA_MAX_FILES", "10000"))
-# Points the point-cloud endpoint sends for one file; larger clouds are evenly thinned.
+# Points kept for the viewer when a cloud is decoded at import; larger clouds are evenly
+# thinned (a change applies to clouds decoded later: `manage.py prepare_points --again`).
 POINT_CLOUD_MAX_POINTS = int(os.environ.get("POINT_CLOUD_MAX_POINTS", "300000"))
 # Django's own: non-file request data read into memory, file parts kept in memory before
 # they spill to a temporary file, and files per request.

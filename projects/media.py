@@ -4,11 +4,12 @@ An instance field that names media (a segment scheme's ``media_key``, a box sche
 ``pointcloud_key``: SchemeType.media_fields) holds either a URL, used as written (``https://``,
 ``http://``, or a site path starting with ``/``), or a relative path to a file sent with
 the config. Relative paths are resolved in the config's task folder and may not leave it
-(projects.paths.confine); at import each file is checked (extension, size, a point cloud
-decoded once) and copied into the project's own folder under ``media/``, at the same
-relative path, so the project never depends on the folder it was imported from. The pages
-and the API then name it by its ``project-media`` URL (and a point cloud by its
-``project-points`` URL, the points decoded on the server).
+(projects.paths.confine); at import each file is checked (extension, size) and copied into
+the project's own folder under ``media/``, at the same relative path, so the project never
+depends on the folder it was imported from. A point cloud is decoded there, once: the
+points the viewer draws go to ``points/<path>.xyzi`` (projects.pointclouds.write_points).
+The pages and the API then name a file by its ``project-media`` URL (and a cloud's points
+by its ``project-points`` URL); both are served as plain files, never decoded again.
 """
 
 from __future__ import annotations
@@ -23,15 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from django.conf import settings
 from django.urls import reverse
 
 from projects.limits import Limits
 from projects.paths import PathRefused, confine
-from projects.pointclouds import read_points
+from projects.pointclouds import POINTS_SUFFIX, write_points
 from projects.schemes import scheme_type
 
 MB = 1024 * 1024
 MEDIA_FOLDER = "media"  # inside the project's folder
+POINTS_FOLDER = "points"  # the decoded clouds, beside media/
 
 AUDIO = {
     ".wav": "audio/wav",
@@ -58,11 +61,14 @@ class MediaRefused(ValueError):
 
 @dataclass(frozen=True)
 class MediaFile:
-    """One file to store: where it is read, and its path inside the project's media/."""
+    """One file to store: where it is read, and its path inside the project's media/;
+    ``kind`` its field's media kind, ``where`` the item and field a refusal names."""
 
     source: Path
     relative: str
     size: int
+    kind: str = "timeline"
+    where: str = ""
 
 
 def is_url(value: str) -> bool:
@@ -105,8 +111,9 @@ def relative_path(value: str) -> str:
 
 def check_media(config, data, limits: Limits, *, by_name: Path | None = None) -> list[MediaFile]:
     """The files a project's instances name, each checked: inside the task folder, an
-    allowed extension, present, within the limits, a point cloud that decodes. MediaRefused
-    for the first that is not, naming its item, field and path as written.
+    allowed extension, present, within the limits (a point cloud is decoded when stored,
+    store_media). MediaRefused for the first that is not, naming its item, field and path
+    as written.
 
     ``by_name``: a folder where a file not found at its path is looked for by its file name
     alone (a web upload's folder, where the uploaded files land side by side)."""
@@ -139,11 +146,6 @@ def check_media(config, data, limits: Limits, *, by_name: Path | None = None) ->
                     f"{where}: the media files together are larger than the limit of "
                     f"{limits.media_total_mb} MB (PROJECT_MEDIA_MAX_TOTAL_MB)"
                 )
-            if kind == "pointcloud":
-                try:
-                    read_points(found.source)
-                except ValueError as exc:
-                    raise MediaRefused(f"{where}: not a readable point cloud: {exc}") from None
             files[found.relative] = found
     return list(files.values())
 
@@ -178,13 +180,15 @@ def _media_file(value, kind, root: Path, where: str, known: dict, by_name) -> Me
             pass
     if not source.is_file():
         raise MediaRefused(f"{where}: file not found in the config's task folder")
-    return MediaFile(source=source, relative=relative, size=source.stat().st_size)
+    size = source.stat().st_size
+    return MediaFile(source=source, relative=relative, size=size, kind=kind, where=where)
 
 
 def store_media(files: list[MediaFile], project_root: Path) -> list[Path]:
-    """Copy the checked files into ``project_root``/media/ at their relative paths; the
-    files written (a file already in its place, as in an upload's own folder, is kept).
-    On failure nothing written stays."""
+    """Copy the checked files into ``project_root``/media/ at their relative paths and
+    decode each point cloud once into points/ (POINT_CLOUD_MAX_POINTS at most); the files
+    written (a file already in its place, as in an upload's own folder, is kept).
+    MediaRefused for a cloud that does not decode. On failure nothing written stays."""
     if not files:
         return []
     folder = Path(project_root) / MEDIA_FOLDER
@@ -206,10 +210,62 @@ def store_media(files: list[MediaFile], project_root: Path) -> list[Path]:
                 temporary.unlink(missing_ok=True)
                 raise
             written.append(target)
+        for media in files:
+            if media.kind == "pointcloud":
+                written.append(_decode_cloud(media, folder, Path(project_root)))
     except BaseException:
         remove_media(written, project_root)
         raise
     return written
+
+
+def _decode_cloud(media: MediaFile, folder: Path, project_root: Path) -> Path:
+    """Decode the stored copy of a cloud (not its source, which may have changed since)."""
+    target = points_path(project_root, media.relative)
+    try:
+        write_points(
+            confine("media", media.relative, folder),
+            target,
+            max_points=settings.POINT_CLOUD_MAX_POINTS,
+        )
+    except ValueError as exc:
+        raise MediaRefused(f"{media.where}: not a readable point cloud: {exc}") from None
+    return target
+
+
+def points_path(project_root: Path, relative: str) -> Path:
+    """Where the decoded points of the stored cloud at ``relative`` (a normal relative
+    path, relative_path) are kept, inside the project's points/ folder."""
+    return confine("media", relative + POINTS_SUFFIX, Path(project_root) / POINTS_FOLDER)
+
+
+def prepare_points(project_root: Path, *, again: bool = False) -> tuple[int, list[str]]:
+    """Decode every stored cloud of a project that has no decoded points yet (all of them
+    with ``again``): for projects stored before clouds were decoded at import, or after
+    POINT_CLOUD_MAX_POINTS changed. The number decoded and the clouds that do not decode."""
+    folder = Path(project_root) / MEDIA_FOLDER
+    done, failed = 0, []
+    if not folder.is_dir():
+        return done, failed
+    for source in sorted(folder.rglob("*")):
+        if source.suffix.lower() not in POINT_CLOUDS or not source.is_file():
+            continue
+        relative = source.relative_to(folder).as_posix()
+        try:
+            source = confine("media", relative, folder)  # no link leading out of media/
+            target = points_path(project_root, relative)
+        except PathRefused:
+            failed.append(f"{relative}: a link leading out of the project's media folder")
+            continue
+        if target.is_file() and not again:
+            continue
+        try:
+            write_points(source, target, max_points=settings.POINT_CLOUD_MAX_POINTS)
+        except ValueError as exc:
+            failed.append(f"{relative}: {exc}")
+            continue
+        done += 1
+    return done, failed
 
 
 def remove_media(paths: list[Path], project_root: Path | None = None) -> None:
@@ -259,6 +315,19 @@ def stored_file(project_root: Path, path: str) -> Path | None:
     if target.suffix.lower() not in CONTENT_TYPES or not target.is_file():
         return None
     return target
+
+
+def stored_points(project_root: Path, path: str) -> Path | None:
+    """The decoded points of the stored cloud at ``path`` (as a URL names it), confined to
+    the project's points folder; None when refused, not a cloud, or not decoded."""
+    try:
+        relative = relative_path(path)
+        if PurePosixPath(relative).suffix.lower() not in POINT_CLOUDS:
+            return None
+        target = points_path(project_root, relative)
+    except PathRefused:
+        return None
+    return target if target.is_file() else None
 
 
 def unit_media(project, data: Mapping[str, Any]) -> dict[str, dict]:

@@ -1,20 +1,28 @@
 """Point clouds read from the files a project stores: KITTI ``.bin`` and PCD ``.pcd``.
 
-Pure numpy (no Django), so the import check, the web endpoint and a notebook share one
-reader. Every reader returns an (n, 4) float32 array of x, y, z, intensity (intensity 0
-when the file has none), without the points whose x, y or z is not a finite number.
-Malformed files raise ValueError with a message about the file's content, never its path.
+Pure numpy (no Django), so the import and a notebook share one reader. Every reader
+returns an (n, 4) float32 array of x, y, z, intensity (intensity 0 when the file has none),
+without the points whose x, y or z is not a finite number. Malformed files raise ValueError
+with a message about the file's content, never its path.
+
+A cloud is decoded once, at import (write_points): the points the viewer draws are written
+beside the project's media in the form it reads, and served as a plain file from then on.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
+import secrets
 from pathlib import Path
 
 import numpy as np
 
 EXTENSIONS = (".bin", ".pcd")
+# The decoded form, what the viewer reads: little-endian float32 x, y, z, intensity.
+POINTS_SUFFIX = ".xyzi"
+POINT_BYTES = 16
 
 # A PCD header is a few hundred bytes; a file without DATA in its first 64 KiB is not one.
 MAX_HEADER_BYTES = 64 * 1024
@@ -49,6 +57,26 @@ def read_points(path: str | Path, max_points: int | None = None) -> np.ndarray:
         return _finite(np.asarray(decimate(rows, max_points)))
     points = parse_points(path.read_bytes(), path.suffix)
     return points if max_points is None else decimate(points, max_points)
+
+
+def write_points(source: str | Path, target: str | Path, max_points: int) -> int:
+    """Decode ``source`` once into the viewer's form at ``target``: little-endian float32
+    x, y, z, intensity, four per point, evenly thinned to ``max_points``; the file appears
+    complete or not at all (a temporary file renamed into place). The number of points;
+    ValueError when ``source`` does not decode (nothing written then)."""
+    points = read_points(source, max_points=max_points)
+    body = np.ascontiguousarray(points, dtype="<f4")
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with temporary.open("xb") as out:
+            body.tofile(out)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return len(points)
 
 
 def parse_points(data: bytes, extension: str) -> np.ndarray:

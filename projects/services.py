@@ -168,6 +168,8 @@ def import_project(
     folder = Path(settings.PROJECT_FILES_ROOT) / storage_folder
     try:
         stored = media.store_media(media_files, folder)
+    except media.MediaRefused as exc:  # a point cloud that does not decode
+        raise ProjectImportError(str(exc)) from exc
     except OSError as exc:
         raise ProjectImportError("the media files could not be stored: try again") from exc
     try:

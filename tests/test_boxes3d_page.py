@@ -46,7 +46,7 @@ def test_a_stored_cloud_brings_the_viewer_above_the_table(client, tmp_path):
     viewer = re.search(r'<div class="boxes3d" data-for="objects" data-points-url="([^"]+)"', html)
     assert viewer, "no viewer on the page"
     points = client.get(viewer.group(1))
-    assert points.status_code == 200 and len(points.content) == 2 * 16
+    assert points.status_code == 200 and len(b"".join(points.streaming_content)) == 2 * 16
     assert "annolab/boxes3d.js" in html and 'type="module"' in html
     assert "annolab/boxes3d.css" in html
     assert "<kbd>1</kbd> car, <kbd>2</kbd> truck" in html  # the label keys, in the legend

@@ -181,12 +181,13 @@ def world(world):
     """The security world, with a point cloud stored for its project (as an import stores
     the files its instances name), so the media URLs have something to refuse or serve,
     and a tuple batch record."""
-    from projects.media import MEDIA_FOLDER
+    from projects.media import MEDIA_FOLDER, prepare_points
     from projects.services import project_folder
 
     target = project_folder(world.project) / MEDIA_FOLDER / STORED_MEDIA
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(np.arange(8, dtype="<f4").tobytes())
+    prepare_points(project_folder(world.project))  # its points, decoded as an import does
     # a batch record, as an adaptive design keeps (so its admin pages have a row to show)
     from bws.models import TupleBatch
 
