@@ -62,6 +62,7 @@ from benchmarks.queue_setup import PASSWORD, SLUG, base_env, manage, write_proje
 FAULTS = ("scoring", "redis", "postgres", "gunicorn", "beat")
 FRESH_TARGET = 60.0
 SCHEME = "quality"
+TIMES = ("created", "dispatched", "started", "finished")  # of a run, epoch seconds
 
 
 def parse_args(argv=None):
@@ -240,12 +241,16 @@ def run_faults(stack, args, begin, stop, faults_out) -> None:
 def ok_runs(stack: LiveStack) -> list[dict]:
     rows = query(
         stack,
-        "SELECT id, status, n_judgments, attempts, extract(epoch from started_at),"
+        "SELECT id, status, n_judgments, attempts, extract(epoch from created_at),"
+        " extract(epoch from dispatched_at), extract(epoch from started_at),"
         " extract(epoch from finished_at) FROM bws_scorerun WHERE scheme = %s ORDER BY id",
         [SCHEME],
     )
-    keys = ("id", "status", "n", "attempts", "started", "finished")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    keys = ("id", "status", "n", "attempts", *TIMES)
+    return [
+        {k: float(v) if k in TIMES and v is not None else v for k, v in zip(keys, row, strict=True)}
+        for row in rows
+    ]
 
 
 def freshness(fault: dict, accepted: list[float], runs: list[dict]) -> float | None:
@@ -319,9 +324,7 @@ def figures(stack, args, record: Record, faults: list[dict], begin: float) -> di
         " JOIN projects_project p ON p.id = u.project_id WHERE p.slug = %s",
         [SLUG],
     )[0]
-    invariants_args = argparse.Namespace(**vars(args))
-    invariants_args.pg_port = stack.pg_port
-    broken, totals = check_invariants(invariants_args, dict(record.units))
+    broken, totals = check_invariants(args, dict(record.units))
     left = query(stack, "SELECT count(*) FROM bws_scorerun WHERE status IN ('queued', 'running')")[
         0
     ][0]
@@ -345,6 +348,11 @@ def figures(stack, args, record: Record, faults: list[dict], begin: float) -> di
         "redundant_runs": redundant_runs(runs),
         "restarts": {n: p.restarts for n, p in stack.procs.items() if n != "redis"},
         "no_work": record.no_work,
+        "errors_first": [f"{t - begin:.1f} s {w}" for t, w in record.errors[:10]],
+        "run_times": [
+            {k: round(v - begin, 1) if k in TIMES and v is not None else v for k, v in r.items()}
+            for r in runs
+        ],
     }
 
 
@@ -387,6 +395,7 @@ def run(args) -> dict:
     threads: list[threading.Thread] = []
     try:
         stack.start_servers()
+        args.pg_port = stack.pg_port
         with psycopg.connect(stack.postgres.url("postgres"), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{args.db}"')
         folder = stack.folder
