@@ -7,6 +7,7 @@ process has an address-space limit; stop() ends everything started and removes t
 from __future__ import annotations
 
 import glob
+import http.client
 import os
 import pwd
 import resource
@@ -340,7 +341,18 @@ class LiveStack:
             Path(env["PROJECT_FILES_ROOT"]),
             preexec_fn=limited(self.memory_mb),
         )
-        self.proxy.wait_ready(timeout=30)
+        self.proxy.wait_ready(timeout=30)  # nginx itself (a static file)
+        wait_until(self._site_up, 120, "gunicorn to answer through nginx")
+
+    def _site_up(self) -> bool:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=5)
+            conn.request("GET", "/accounts/login/")
+            status = conn.getresponse().status
+            conn.close()
+            return status == 200
+        except (OSError, http.client.HTTPException):
+            return False
 
     def busy_web_worker(self, timeout: float = 20) -> int | None:
         """A gunicorn worker in the middle of a request (polled until one is)."""

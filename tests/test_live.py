@@ -26,7 +26,7 @@ pytestmark = [
 
 
 def test_answers_survive_a_scoring_worker_kill_and_a_redis_outage_and_scores_stay_fresh(capsys):
-    result = live.main(
+    args = live.parse_args(
         [
             "--annotators", "10",
             "--duration", "120",
@@ -37,6 +37,7 @@ def test_answers_survive_a_scoring_worker_kill_and_a_redis_outage_and_scores_sta
             "--tuples", "2000",
         ]
     )  # fmt: skip
+    result = live.run(args)
     with capsys.disabled():  # the figures, for whoever reads the log
         live.report(result)
     assert [f["fault"] for f in result["faults"]] == ["redis", "scoring"]
