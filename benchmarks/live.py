@@ -475,4 +475,6 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
+    # A SIGTERM unwinds like Ctrl-C, so every process started is stopped and the folder removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     main()
