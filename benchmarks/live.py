@@ -158,7 +158,7 @@ def annotate(port, username, think, record: Record, stop: threading.Event) -> No
                 record.error(f"submit {status}")
                 if status < 500:
                     break
-            stop.wait(1)
+            time.sleep(1)  # also after stop: a submit in doubt is settled, not dropped
         stop.wait(rng.uniform(0.5, 1.5) * think)
 
 
