@@ -73,7 +73,10 @@ http {{
 class Proxy:
     """nginx in the foreground of its own process group, stopped on exit."""
 
-    def __init__(self, port: int, upstream: str, static_root: Path, files_root: Path):
+    def __init__(
+        self, port: int, upstream: str, static_root: Path, files_root: Path, preexec_fn=None
+    ):
+        """``preexec_fn``: run in nginx's process before it starts (a memory limit)."""
         binary = nginx_binary()
         if binary is None:
             raise RuntimeError("nginx is not installed (apt-get install nginx)")
@@ -87,6 +90,7 @@ class Proxy:
             stdout=subprocess.DEVNULL,
             stderr=open(self.folder / "stderr.log", "wb"),  # noqa: SIM115 - closed with the run
             start_new_session=True,
+            preexec_fn=preexec_fn,
         )
 
     def wait_ready(self, timeout: float = 20, path: str = "/static/annolab/favicon.svg") -> None:
