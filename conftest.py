@@ -17,7 +17,6 @@ REDIS_DATABASES = 16  # a Redis server's default number of databases
 XDIST_GROUPS = {
     "tests/test_background.py": "service-stacks",
     "tests/test_faults.py": "service-stacks",
-    "tests/test_live.py": "service-stacks",
     "tests/test_readme.py": "readme",
     "tests/test_demo_media.py": "demo-media",
 }

@@ -27,8 +27,10 @@ answer accepted before that end (a run reads the answers as of its start), i.e. 
 cover every answer accepted before it; the target is 60 s. Totals, once the load stops and
 the workers are quiet: answers accepted (2xx) and stored, duplicated, units over their cap,
 runs left queued or running, redundant runs (an ok run reading no answer its predecessor had
-not), failed runs, restarts. Figures, not assertions (tests/test_live.py asserts a bounded
-run).
+not), failed runs, restarts. Figures, not assertions. The bounded run (about 4.5 minutes:
+--annotators 10 --duration 120 --faults redis scoring --redis-down 20 --first-fault 15 --gap 30
+--tuples 2000) is not in the test suite: beside the other service stacks it held one test
+process long enough to take the suite past its time budget.
 """
 
 # ruff: noqa: E402  (sys.path is set before the benchmarks package is imported)
