@@ -245,20 +245,56 @@ def start_recompute(project) -> str:
 
 def due_projects(now) -> list[int]:
     """Dirty projects whose session ended (no answer for SCORING_SESSION_GAP seconds) or
-    whose oldest unscored answer will be SCORING_MAX_STALENESS old within two catch-up
-    intervals (so the run starts within the bound, the catch-up's tick included)."""
+    whose oldest unscored answer would otherwise be SCORING_MAX_STALENESS old before a run
+    that reads it has finished: the run starts two catch-up intervals (the catch-up's tick)
+    plus the duration of the project's last runs (run_seconds) ahead of the bound."""
     ended = now - timedelta(seconds=settings.SCORING_SESSION_GAP)
     lead = max(0.0, settings.SCORING_MAX_STALENESS - 2 * settings.SCORING_CHECK_INTERVAL)
-    overdue = now - timedelta(seconds=lead)
-    return list(
-        ScoringState.objects.filter(dirty=True)
-        .filter(
+    dirty = ScoringState.objects.filter(dirty=True)
+    due = set(
+        dirty.filter(
             Q(last_answer_at__isnull=True)
             | Q(last_answer_at__lt=ended)
-            | Q(unscored_since__lte=overdue)
-        )
-        .values_list("project_id", flat=True)
+            | Q(unscored_since__lte=now - timedelta(seconds=lead))
+        ).values_list("project_id", flat=True)
     )
+    # The others: due sooner by the time their runs take.
+    waiting = dict(
+        dirty.exclude(project_id__in=due)
+        .filter(unscored_since__isnull=False)
+        .values_list("project_id", "unscored_since")
+    )
+    for project_id, seconds in run_seconds(list(waiting), now).items():
+        if waiting[project_id] <= now - timedelta(seconds=max(0.0, lead - seconds)):
+            due.add(project_id)
+    return sorted(due)
+
+
+def run_seconds(project_ids: list[int], now) -> dict[int, float]:
+    """How long bringing each project's scores up to date takes, from its last finished
+    automatic runs: the sum over its schemes of the newest run's duration (a lab's runs go
+    to the scoring queue one at a time). Projects without a finished run are left out."""
+    if not project_ids:
+        return {}
+    newest: dict[tuple[int, str], float] = {}
+    since = now - timedelta(hours=6)
+    finished = (
+        ScoreRun.objects.filter(
+            project_id__in=project_ids,
+            trigger=ScoreRun.Trigger.AUTO,
+            status=ScoreRun.Status.OK,
+            started_at__isnull=False,
+            finished_at__gte=since,
+        )
+        .order_by("-finished_at")
+        .values_list("project_id", "scheme", "started_at", "finished_at")
+    )
+    for project_id, scheme, started, done in finished[: 20 * len(project_ids)]:
+        newest.setdefault((project_id, scheme), (done - started).total_seconds())
+    totals: dict[int, float] = {}
+    for (project_id, _), seconds in newest.items():
+        totals[project_id] = totals.get(project_id, 0.0) + seconds
+    return totals
 
 
 def schedule_dirty_projects() -> int:

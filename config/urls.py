@@ -12,6 +12,9 @@ from rest_framework.permissions import IsAuthenticated
 from labs.auth_views import LogoutWithMessageView, ThrottledPasswordResetView
 from projects.views import InviteAcceptView
 
+# A lost database connection is a 503 with Retry-After, not a 500 (config/errors.py).
+handler500 = "config.errors.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path(

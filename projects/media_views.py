@@ -23,7 +23,6 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import content_disposition_header, http_date
 from django.views.decorators.http import require_safe
 
-from projects import selectors
 from projects.access import visible_project_or_404
 from projects.media import CONTENT_TYPES, stored_file, stored_points
 from projects.pointclouds import POINT_BYTES
@@ -37,11 +36,11 @@ CACHE_CONTROL = "private, max-age=3600"
 
 
 def _project_root_or_404(request, slug: str) -> Path:
-    """The folder of a project the user may annotate or manage; 404 for anything else."""
-    project = visible_project_or_404(request.user, slug)
-    if selectors.project_role(request.user, project) is None:
-        raise Http404("No such file.")
-    return project_folder(project)
+    """The folder of a project the user may annotate or manage; 404 for anything else.
+    Whoever may see a project has a role in it (selectors.project_role): staff and the
+    lab's admins manage it, members have theirs, and an open project takes everyone its
+    managers did not remove. So the one statement of visible_project_or_404 decides."""
+    return project_folder(visible_project_or_404(request.user, slug))
 
 
 def _byte_range(header: str, size: int) -> tuple[int, int] | None | bool:

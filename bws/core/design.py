@@ -28,6 +28,7 @@ go through a local search on a dense pair-count matrix.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -255,6 +256,28 @@ def balanced_design(
     than COVERAGE_MAX_TUPLES tuples.
     """
     n, size, r = _check(n_items, tuple_size, appearances)
+    if isinstance(seed, int | np.integer) and n * r <= MEMO_MAX_APPEARANCES:
+        # Small designs are kept per process: a study of many groups of the same shape, or
+        # one imported again, asks for the same seeds again.
+        rows, notes = _remembered_design(n, size, r, int(seed), bool(ensure_pair_coverage))
+        return TupleDesign(rows.copy(), list(notes))
+    return _design(n, size, r, seed, ensure_pair_coverage)
+
+
+# The designs _remembered_design keeps: up to this many item appearances each (tens of kB).
+MEMO_MAX_APPEARANCES = 5_000
+
+
+@functools.lru_cache(maxsize=512)
+def _remembered_design(
+    n: int, size: int, r: int, seed: int, coverage: bool
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    rows, notes = _design(n, size, r, seed, coverage)
+    rows.setflags(write=False)
+    return rows, tuple(notes)
+
+
+def _design(n: int, size: int, r: int, seed: SeedLike, ensure_pair_coverage: bool) -> TupleDesign:
     rng = np.random.default_rng(seed)
     requested = -(-n * r // size)
     notes: list[str] = []

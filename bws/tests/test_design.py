@@ -8,6 +8,7 @@ import scipy.linalg
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bws.core import design
 from bws.core.design import (
     COVERAGE_MAX_TUPLES,
     DesignError,
@@ -259,3 +260,16 @@ def test_summary_counts_tuples_with_an_item_twice():
     assert summary.duplicate_items == 1
     with pytest.raises(DesignError):
         design_summary(np.array([[0, 5]]), 4)
+
+
+def test_a_remembered_design_is_the_design_and_cannot_be_changed_through_a_copy():
+    """Small designs are kept per process (a study of many same-shaped groups asks again):
+    what comes back is what the search gives, and changing it changes no later answer."""
+    first = design.balanced_design(6, 4, 5, seed=7)
+    fresh = design._design(6, 4, 5, 7, False)
+    assert np.array_equal(first.tuples, fresh.tuples) and first.notes == fresh.notes
+    first.tuples[:] = 0
+    first.notes.append("changed")
+    again = design.balanced_design(6, 4, 5, seed=7)
+    assert np.array_equal(again.tuples, fresh.tuples) and again.notes == fresh.notes
+    assert again.tuples.flags.writeable

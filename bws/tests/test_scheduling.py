@@ -110,6 +110,48 @@ def test_a_scheme_is_rescored_within_the_bound_while_answers_keep_coming(
     assert counts == sorted(set(counts))
 
 
+def test_runs_that_take_time_start_early_enough_to_finish_within_the_bound(
+    study,  # noqa: F811
+    sent,  # noqa: F811
+    clock,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
+):
+    """A run of 15 s (a busy host): once one run has shown how long runs take, the next
+    starts that much earlier, so every answer is in finished scores within the bound."""
+    project = import_project(config_path=study / "config.yaml", slug="mt").project
+    users = [UserFactory(username=f"u{n}") for n in range(6)]
+    bound, duration = settings.SCORING_MAX_STALENESS, 15.0
+    compute = services.score_everything
+
+    def slow(*args, **kwargs):
+        clock.advance(duration)
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(services, "score_everything", slow)
+    answered = []
+    for tick in range(60):
+        with django_capture_on_commit_callbacks(execute=True):
+            if answer(project, users[tick % len(users)]):
+                answered.append(clock.now)
+        tasks.catch_up_task()
+        work(sent)
+        clock.advance(settings.SCORING_CHECK_INTERVAL)
+    runs = list(ScoreRun.objects.filter(project=project).order_by("started_at"))
+    assert len(runs) >= 4 and all(run.status == "ok" for run in runs)
+    assert all((r.finished_at - r.started_at).total_seconds() >= duration for r in runs)
+    late = []
+    for at in answered:
+        if at < runs[0].finished_at:
+            continue  # before the first run no duration is known: the bound plus one run
+        covering = next((r for r in runs if r.started_at >= at), None)
+        if covering is None:
+            assert (clock.now - at).total_seconds() < bound
+        elif (covering.finished_at - at).total_seconds() > bound:
+            late.append((covering.finished_at - at).total_seconds())
+    assert late == []
+
+
 def test_many_triggers_give_one_queued_run_which_reads_the_answers_as_of_its_start(
     study,  # noqa: F811
     sent,  # noqa: F811
