@@ -33,7 +33,7 @@ demo: $(STAMP) $(LOCAL_KEY)
 
 # Tests run in TEST_PROCESSES processes (pytest-xdist); each has its own test database and
 # Redis database (REDIS_URL's number, then the next ones: conftest.py).
-TEST_PROCESSES ?= 2
+TEST_PROCESSES ?= 3
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES)

@@ -1,6 +1,6 @@
 """Test-wide rules: tests that need PostgreSQL or Redis are skipped without them, and with
 REQUIRE_SERVICES=1 (set by .ci/run) such a skip is a failure. Under pytest-xdist (`make
-test` runs two processes) each process has a Redis database of its own."""
+test` runs three processes) each process has a Redis database of its own."""
 
 import os
 from urllib.parse import urlsplit, urlunsplit
@@ -17,6 +17,7 @@ REDIS_DATABASES = 16  # a Redis server's default number of databases
 XDIST_GROUPS = {
     "tests/test_background.py": "service-stacks",
     "tests/test_faults.py": "service-stacks",
+    "tests/test_live.py": "service-stacks",
     "tests/test_readme.py": "readme",
     "tests/test_demo_media.py": "demo-media",
 }
