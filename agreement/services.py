@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -9,6 +10,7 @@ from agreement.core.report import build_report
 from annotation.annotation_files import export_records
 from annotation.selectors import model_judges
 from projects.models import Project
+from projects.rate_limits import admit_or_refuse
 from projects.schemes import scheme_type
 from projects.selectors import excluded_names
 
@@ -79,6 +81,21 @@ def current_report(*, project: Project) -> tuple[AgreementReport, bool]:
     if latest is not None and selectors.is_current(latest):
         return latest, False
     return compute_report(project=project), True
+
+
+def recompute_on_request(*, project: Project) -> AgreementReport:
+    """A manager's "Recompute now": a new report from every stored answer, at most
+    AGREEMENT_MANUAL_RUNS_PER_HOUR per project (it is computed in the request, so the limit
+    keeps one lab's managers from holding the web's workers). Raises
+    projects.rate_limits.Refused beyond the limit."""
+    admit_or_refuse(
+        "agreement-recomputes",
+        project.pk,
+        settings.AGREEMENT_MANUAL_RUNS_PER_HOUR,
+        "AGREEMENT_MANUAL_RUNS_PER_HOUR",
+        "recomputations",
+    )
+    return compute_report(project=project)
 
 
 def latest_or_compute(*, project: Project) -> tuple[AgreementReport, bool]:

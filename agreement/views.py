@@ -2,13 +2,14 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from agreement.core.report import AgreementInputError
 from projects.access import managed_project_or_404
+from projects.rate_limits import Refused
 
 from . import selectors, services
 
@@ -19,9 +20,13 @@ def iaa_report(request, slug):
     project = managed_project_or_404(request.user, slug)
     if request.method == "POST":
         try:
-            services.compute_report(project=project)
+            services.recompute_on_request(project=project)
         except AgreementInputError as exc:
             messages.error(request, f"The report could not be computed: {exc}")
+        except Refused as exc:  # AGREEMENT_MANUAL_RUNS_PER_HOUR
+            refused = HttpResponse(str(exc), status=429, content_type="text/plain; charset=utf-8")
+            refused["Retry-After"] = str(int(exc.retry_after))
+            return refused
         else:
             messages.success(request, "Agreement recomputed from every stored answer.")
         return redirect("agreement-iaa", slug=project.slug)

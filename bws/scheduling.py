@@ -13,12 +13,12 @@ from django.db import transaction
 from django.db.models import DateTimeField, F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from rest_framework.throttling import SimpleRateThrottle
 
 from annotation.models import Annotation
 from projects import events
 from projects.models import Lab, Project
 from projects.queueing import send_task
+from projects.rate_limits import Refused, admit_or_refuse
 
 from .models import ScoreRun, ScoringState
 from .services import request_run, run_parameters, scoring_options
@@ -85,39 +85,8 @@ def dispatch_waiting() -> None:
         dispatch_runs(lab_id)
 
 
-class RunRefused(Exception):
-    """A manager's request for a run, refused: ask again in ``retry_after`` seconds."""
-
-    def __init__(self, message: str, retry_after: float):
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class ManualRunThrottle(SimpleRateThrottle):
-    """Manual runs per project: REST framework's sliding window in the cache, keyed by the
-    project (SCORING_MANUAL_RUNS_PER_HOUR)."""
-
-    scope = "bws-manual-runs"
-
-    def __init__(self, project_id: int):
-        self.project_id = project_id
-        super().__init__()
-
-    def get_rate(self) -> str:
-        return f"{settings.SCORING_MANUAL_RUNS_PER_HOUR}/hour"
-
-    def get_cache_key(self, request, view) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.project_id}
-
-    def admit(self) -> float | None:
-        """None when one more run is allowed (and counted), else the seconds to wait."""
-        try:
-            if self.allow_request(None, None):
-                return None
-        except Exception:  # the cache lives in Redis: a limit that cannot count admits
-            log.warning("could not count manual runs of project %s", self.project_id)
-            return None
-        return max(1.0, self.wait() or 1.0)
+# A manager's request for a run, refused: ask again in ``retry_after`` seconds.
+RunRefused = Refused
 
 
 def ask_for_run(
@@ -157,14 +126,13 @@ def ask_for_run(
             if taken.update(method=method, parameters=parameters, trigger=trigger):
                 return ScoreRun.objects.get(pk=queued.pk), False
         if manual:
-            wait = ManualRunThrottle(project.pk).admit()
-            if wait is not None:
-                raise RunRefused(
-                    f"at most {settings.SCORING_MANUAL_RUNS_PER_HOUR} runs per hour may be "
-                    "asked for in a project (SCORING_MANUAL_RUNS_PER_HOUR); ask again in "
-                    f"{int(wait)} s",
-                    retry_after=wait,
-                )
+            admit_or_refuse(
+                "bws-manual-runs",
+                project.pk,
+                settings.SCORING_MANUAL_RUNS_PER_HOUR,
+                "SCORING_MANUAL_RUNS_PER_HOUR",
+                "runs",
+            )
         run = request_run(
             project=project,
             scheme=scheme,

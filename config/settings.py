@@ -255,6 +255,9 @@ SCORING_LAB_SLOTS = int(os.environ.get("SCORING_LAB_SLOTS", "1"))
 # Runs a project's managers may ask for per hour (beyond it: 429 with Retry-After); asking
 # while the scheme has a run queued returns that run and counts nothing.
 SCORING_MANUAL_RUNS_PER_HOUR = int(os.environ.get("SCORING_MANUAL_RUNS_PER_HOUR", "30"))
+# Agreement reports a project's managers may have recomputed per hour (in the request: beyond
+# it 429 with Retry-After).
+AGREEMENT_MANUAL_RUNS_PER_HOUR = int(os.environ.get("AGREEMENT_MANUAL_RUNS_PER_HOUR", "30"))
 # A run queued this long ago without starting is sent again (once per period).
 SCORING_SCHEDULE_STALE = float(os.environ.get("SCORING_SCHEDULE_STALE", "120"))
 # A run a worker started and lost (the worker died) is queued again when a worker starts,

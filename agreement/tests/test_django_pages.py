@@ -100,6 +100,20 @@ def test_recompute_button_stores_a_new_report(client, project, manager):
     assert "Agreement recomputed" in client.get(IAA).content.decode()
 
 
+def test_recomputations_are_limited_per_project(client, project, manager, settings):
+    """Computed in the request: one lab's managers cannot keep the web's workers busy."""
+    settings.AGREEMENT_MANUAL_RUNS_PER_HOUR = 2
+    services.compute_report(project=project)
+    client.force_login(manager)
+    for _ in range(2):
+        assert client.post(IAA).status_code == 302
+    refused = client.post(IAA)
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) > 0
+    assert "AGREEMENT_MANUAL_RUNS_PER_HOUR" in refused.content.decode()
+    assert AgreementReport.objects.count() == 3  # the refused request stored nothing
+
+
 def test_iaa_page_says_when_answers_came_after_the_report(client, project, manager):
     services.compute_report(project=project)
     project.annotations.filter(scheme="topic").first().save()
