@@ -105,6 +105,8 @@ class Record:
         self.units: dict[str, list[int]] = collections.defaultdict(list)
         self.errors: list[tuple[float, str]] = []
         self.no_work = 0
+        # (time answered, "next" or "submit", seconds), for every request that got a status
+        self.latencies: list[tuple[float, str, float]] = []
 
     def error(self, what: str) -> None:
         with self.lock:
@@ -113,12 +115,44 @@ class Record:
 
 def call(client: Client, record: Record, method: str, path: str, body=None):
     """(status, data), or (None, b"") after a connection error (recorded)."""
+    started = time.perf_counter()
     try:
-        return client.call(method, path, body)
+        status, data = client.call(method, path, body)
     except (OSError, http.client.HTTPException) as exc:
         client.conn.close()
         record.error(f"{path.rsplit('/', 2)[-2]} {type(exc).__name__}")
         return None, b""
+    kind = "next" if path.endswith("/queue/next/") else "submit"
+    with record.lock:
+        record.latencies.append((time.time(), kind, time.perf_counter() - started))
+    return status, data
+
+
+def latency_p95(record: Record, faults: list[dict]) -> dict:
+    """p95 in ms of next and of submit: over every request, and outside the faults (from
+    each fault's start until 10 s after its end)."""
+    windows = [(f["start"], f["end"] + 10) for f in faults]
+    figures = {}
+    for kind in ("next", "submit"):
+        every = [s for _, k, s in record.latencies if k == kind]
+        calm = [
+            s
+            for t, k, s in record.latencies
+            if k == kind and not any(a <= t <= b for a, b in windows)
+        ]
+        figures[kind] = {
+            "n": len(every),
+            "p95_ms": percentile(every, 95),
+            "p95_ms_outside_faults": percentile(calm, 95),
+        }
+    return figures
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
 def annotate(port, username, think, record: Record, stop: threading.Event) -> None:
@@ -342,6 +376,7 @@ def figures(stack, args, record: Record, faults: list[dict], begin: float) -> di
         "annotators": args.annotators,
         "duration_s": args.duration,
         "faults": per_fault,
+        "latency": latency_p95(record, faults),
         "errors_before_faults": sum(1 for t, _ in record.errors if t < first - 1),
         "accepted": len(accepted_ids),
         "accepted_twice": len(accepted_ids) - len(set(accepted_ids)),
@@ -391,6 +426,14 @@ def report(result: dict) -> None:
         f"({result['failed_runs']} failed); errors before the first fault "
         f"{result['errors_before_faults']}; restarts {result['restarts']}"
     )
+    for kind, f in result["latency"].items():
+        p95, calm = f["p95_ms"], f["p95_ms_outside_faults"]
+        print(
+            f"{kind}: {f['n']} requests, p95 {p95:.0f} ms, outside the faults (to 10 s after "
+            f"each) {calm:.0f} ms"
+            if p95 is not None and calm is not None
+            else f"{kind}: {f['n']} requests"
+        )
     if result["broken"]:
         print("broken invariants: " + "; ".join(result["broken"]))
 

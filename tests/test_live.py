@@ -51,6 +51,7 @@ def test_answers_survive_a_scoring_worker_kill_and_a_redis_outage_and_scores_sta
     assert "computing" in result["faults"][1]["note"]  # the kill landed inside a run
     assert result["restarts"]["scoring"] >= 1  # brought back by its restart policy
     assert result["accepted"] > 0
+    assert result["latency"]["submit"]["n"] >= result["accepted"]  # every answer was timed
     assert result["accepted_twice"] == 0
     assert result["stored"] == result["accepted"] == result["annotations"]
     assert result["duplicated"] == 0
