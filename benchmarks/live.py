@@ -57,7 +57,7 @@ import psycopg
 
 from benchmarks.live_stack import LiveStack
 from benchmarks.queue_invariants import check_invariants
-from benchmarks.queue_load import Client
+from benchmarks.queue_load import Client, percentile
 from benchmarks.queue_setup import PASSWORD, SLUG, base_env, manage, write_project
 
 FAULTS = ("scoring", "redis", "postgres", "gunicorn", "beat")
@@ -142,17 +142,10 @@ def latency_p95(record: Record, faults: list[dict]) -> dict:
         ]
         figures[kind] = {
             "n": len(every),
-            "p95_ms": percentile(every, 95),
-            "p95_ms_outside_faults": percentile(calm, 95),
+            "p95_ms": 1000 * percentile(every, 95) if every else None,
+            "p95_ms_outside_faults": 1000 * percentile(calm, 95) if calm else None,
         }
     return figures
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return 1000 * ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
 def annotate(port, username, think, record: Record, stop: threading.Event) -> None:

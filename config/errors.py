@@ -17,8 +17,8 @@ log = logging.getLogger("annolab.errors")
 
 RETRY_AFTER = 5  # seconds: about one database restart
 UNAVAILABLE = (
-    "The database cannot be reached at the moment (it may be restarting). Nothing was "
-    "changed by this request; please try again in a few seconds."
+    "The database cannot be reached at the moment (it may be restarting). Please try "
+    "again in a few seconds; an answer this request did not confirm may not be stored."
 )
 
 

@@ -72,6 +72,20 @@ def work(sent, done=None) -> list[int]:  # noqa: F811
         tasks.score_run_task(todo[0])
 
 
+def keep_answering(project, users, ticks, sent, clock, capture) -> list:  # noqa: F811
+    """One answer per catch-up tick (users in turn), the catch-up and the worker after each;
+    the times of the answers stored."""
+    answered = []
+    for tick in range(ticks):
+        with capture(execute=True):
+            if answer(project, users[tick % len(users)]):
+                answered.append(clock.now)
+        tasks.catch_up_task()
+        work(sent)
+        clock.advance(settings.SCORING_CHECK_INTERVAL)
+    return answered
+
+
 def score_messages(sent) -> list[int]:  # noqa: F811
     return [c[1][0] for c in sent if c[0] == scheduling.SCORE_RUN_TASK]
 
@@ -85,15 +99,8 @@ def test_a_scheme_is_rescored_within_the_bound_while_answers_keep_coming(
     project = import_project(config_path=study / "config.yaml", slug="mt").project
     users = [UserFactory(username=f"u{n}") for n in range(6)]
     bound = settings.SCORING_MAX_STALENESS
-    answered = []
     # An answer every catch-up tick for 200 s: the quiet gap that ends a session never comes.
-    for tick in range(40):
-        with django_capture_on_commit_callbacks(execute=True):
-            if answer(project, users[tick % len(users)]):
-                answered.append(clock.now)
-        tasks.catch_up_task()
-        work(sent)
-        clock.advance(settings.SCORING_CHECK_INTERVAL)
+    answered = keep_answering(project, users, 40, sent, clock, django_capture_on_commit_callbacks)
     assert len(answered) >= 35
     runs = list(ScoreRun.objects.filter(project=project).order_by("started_at"))
     assert all(run.status == "ok" for run in runs)
@@ -129,14 +136,7 @@ def test_runs_that_take_time_start_early_enough_to_finish_within_the_bound(
         return compute(*args, **kwargs)
 
     monkeypatch.setattr(services, "score_everything", slow)
-    answered = []
-    for tick in range(60):
-        with django_capture_on_commit_callbacks(execute=True):
-            if answer(project, users[tick % len(users)]):
-                answered.append(clock.now)
-        tasks.catch_up_task()
-        work(sent)
-        clock.advance(settings.SCORING_CHECK_INTERVAL)
+    answered = keep_answering(project, users, 60, sent, clock, django_capture_on_commit_callbacks)
     runs = list(ScoreRun.objects.filter(project=project).order_by("started_at"))
     assert len(runs) >= 4 and all(run.status == "ok" for run in runs)
     assert all((r.finished_at - r.started_at).total_seconds() >= duration for r in runs)
