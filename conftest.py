@@ -95,6 +95,17 @@ def _project_files_in_tmp(tmp_path_factory):
     settings.PROJECT_FILES_ROOT = previous
 
 
+@pytest.fixture(autouse=True)
+def _one_round_passwords(settings):
+    """Test users' passwords are hashed with one PBKDF2 round (tests/passwords.py); the
+    shipped hashers stay behind it, so hashes made by them still verify. A test of
+    hashing itself sets its own list. (pytest-django's ``settings`` announces the change,
+    which clears Django's cached hashers.)"""
+    from tests.passwords import HASHER
+
+    settings.PASSWORD_HASHERS = [HASHER, *settings.PASSWORD_HASHERS]
+
+
 def pytest_xdist_make_scheduler(config, log):
     """`--dist loadgroup` (addopts) with the groups of XDIST_GROUPS. xdist's own loadgroup
     reads xdist_group marks but cannot label the tests with pytest 9.2 (it writes a node id
