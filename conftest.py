@@ -106,11 +106,47 @@ def _one_round_passwords(settings):
     settings.PASSWORD_HASHERS = [HASHER, *settings.PASSWORD_HASHERS]
 
 
+# Seconds a test takes on a 2-core machine (`pytest --durations`), by node id prefix (a
+# group: the whole group), for the tests that take long; every other test counts one.
+# The scheduler hands out the longest work first, so no long test is left to run alone at
+# the end while the other processes idle.
+SLOW_TESTS = {
+    "service-stacks": 370,
+    "readme": 85,
+    "demo-media": 11,
+    "tests/test_browser_demo_pages.py": 100,
+    "tests/security/test_api_fuzz.py": 56,
+    "bws/tests/test_design.py::test_balanced_design_guarantees": 40,
+    "tests/test_browser": 10,
+    "agreement/tests/test_django_browser.py": 10,
+    "tests/test_celery_worker.py": 13,
+    "bws/tests/test_adaptive_platform.py": 8,
+    "bws/tests/test_adaptive.py": 6,
+    "bws/tests/test_adaptive_queue.py": 5,
+    "tests/test_migrations.py": 8,
+    "tests/security/test_production.py": 4,
+    "bws/tests/test_scoring.py::test_bradley_terry_agrees_with_choix": 12,
+    "bws/tests/test_cli_scoring.py": 4,
+    "bws/tests/test_scheduling.py": 4,
+    "tests/test_static_files.py": 3,
+}
+
+
+def estimated_seconds(scope: str, n_tests: int) -> float:
+    """How long a unit of work takes (SLOW_TESTS; a group's figure is the whole group's)."""
+    for prefix, seconds in SLOW_TESTS.items():
+        if scope == prefix:
+            return seconds
+        if scope.startswith(prefix):
+            return seconds * n_tests
+    return float(n_tests)
+
+
 def pytest_xdist_make_scheduler(config, log):
     """`--dist loadgroup` (addopts) with the groups of XDIST_GROUPS. xdist's own loadgroup
     reads xdist_group marks but cannot label the tests with pytest 9.2 (it writes a node id
     field pytest no longer reads: pytest-xdist issue 1386), so the groups are named here by
-    module. Largest units first, as xdist does."""
+    module. The longest units go first (estimated_seconds)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -118,5 +154,31 @@ def pytest_xdist_make_scheduler(config, log):
     class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return XDIST_GROUPS.get(nodeid.split("::", 1)[0], nodeid)
+
+        def schedule(self) -> None:
+            """xdist's first distribution, with the queue in estimated_seconds order (xdist
+            orders it by the number of tests); later calls are xdist's own."""
+            assert self.collection_is_completed
+            if self.collection is not None or not self._check_nodes_have_same_collection():
+                return super().schedule()
+            self.collection = list(next(iter(self.registered_collections.values())))
+            units: dict[str, dict[str, bool]] = {}
+            for nodeid in self.collection:
+                units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+            for scope, nodeids in sorted(
+                units.items(), key=lambda unit: -estimated_seconds(unit[0], len(unit[1]))
+            ):
+                self.workqueue[scope] = nodeids
+            for _ in range(max(0, len(self.nodes) - len(self.workqueue))):
+                self.assigned_work.popitem()[0].shutdown()
+            for node in self.nodes:
+                self._assign_work_unit(node)
+            # As xdist does: a worker runs its last test only once it has more work or is
+            # told to stop, so each starts with two units and all stop when none is left.
+            for node in self.nodes:
+                self._reschedule(node)
+            if not self.workqueue:
+                for node in self.nodes:
+                    node.shutdown()
 
     return GroupScheduling(config, log)
