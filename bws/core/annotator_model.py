@@ -5,7 +5,12 @@ Annotator a's choices follow the shared utilities times a sensitivity beta_a >= 
 clicks at random, in between for a noisier one. The fit alternates two steps: the item
 utilities given the sensitivities (the penalised Newton fit with its empirical-Bayes prior,
 each judgment's utilities scaled by its annotator's beta), and every annotator's beta given
-the utilities (a one-dimensional concave Newton step each, vectorised). A normal prior
+the utilities (a one-dimensional concave Newton step each, vectorised). An annotator's
+beta is measured against the utilities their own judgments did not shape: one diagonal
+Newton step takes each annotator's judgments out of the fit (``held_out_utilities``);
+without it a random clicker's judgments, which pull the utilities of the few items they
+saw, look like choices the utilities explain (beta 0.74 instead of about 0 with 25
+judgments each at 8 appearances per item). A normal prior
 N(1, tau^2) on beta, tau estimated from the spread of the annotators' estimates, shrinks
 annotators with few judgments towards 1.
 
@@ -16,7 +21,8 @@ the information, whatever share answers at random (a plain mean would count the 
 zeros and flatten the utilities again).
 
 The joint fit is used only when annotators differ in reliability: a likelihood-ratio test
-of one common beta against one per annotator, at the pooled fit, rejects at GATE_ALPHA.
+of one common beta against one per annotator, at the pooled empirical-Bayes fit, rejects
+at GATE_ALPHA.
 Otherwise the pooled fit stands and the betas are reported beside it.
 """
 
@@ -80,29 +86,46 @@ class JointFit:
     reliability: Reliability
 
 
+def held_out_utilities(model, u: np.ndarray, alpha: float, annotators: np.ndarray) -> np.ndarray:
+    """(m, T): the utilities of each judgment's items had its annotator's judgments been
+    left out of the fit at u (penalty alpha * sum(u**2)), by one Newton step with the
+    Hessian's diagonal: u_i + g_ai / (H_ii - h_ai), g_ai and h_ai the annotator's share of
+    item i's gradient (of minus the log-likelihood) and curvature."""
+    gradient, curvature = model.position_terms(u)
+    items = model.items
+    n = u.size
+    item = items.ravel()
+    who = np.repeat(annotators, items.shape[1]).astype(np.int64)
+    keys, group = np.unique(who * np.int64(n) + item, return_inverse=True)
+    group = group.reshape(-1)
+    g = np.bincount(group, gradient.ravel(), keys.size)
+    h = np.bincount(group, curvature.ravel(), keys.size)
+    total = np.bincount(item, curvature.ravel(), n) + 2.0 * alpha
+    shift = g / np.maximum(total[keys % n] - h, 2.0 * alpha)
+    return u[items] + shift[group].reshape(items.shape)
+
+
 def fit_sensitivities(
     probe,
-    u: np.ndarray,
+    x: np.ndarray,
     annotators: np.ndarray,
     n_annotators: int,
     *,
     prior_sd: float | None,
     start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each annotator's beta maximising their judgments' log-likelihood at utilities u
-    (plus the N(1, prior_sd^2) prior when given), beta >= 0, by Newton steps on all
-    annotators at once; with minus the second derivative there (the information)."""
+    """Each annotator's beta maximising their judgments' log-likelihood, the judgments'
+    items having utilities x (m, T) (plus the N(1, prior_sd^2) prior when given), beta >= 0,
+    by Newton steps on all annotators at once; with minus the second derivative there."""
     beta = np.ones(n_annotators) if start is None else np.array(start, dtype=float)
     precision = 0.0 if prior_sd is None else 1.0 / prior_sd**2
     information = np.zeros(n_annotators)
     for _ in range(NEWTON_STEPS):
-        first, second = probe.sensitivity_terms(u, beta[annotators])
+        first, second = probe.sensitivity_terms(x, beta[annotators])
         gradient = np.bincount(annotators, first, n_annotators) - precision * (beta - 1.0)
         information = precision - np.bincount(annotators, second, n_annotators)
         step = np.where(information > 0, gradient / np.maximum(information, 1e-12), 0.0)
-        step = np.clip(step, -MAX_BETA_STEP, MAX_BETA_STEP)
-        new = np.maximum(beta + step, 0.0)
-        # at the bound with the gradient pointing below it, the step is 0 and so done
+        new = np.maximum(beta + np.clip(step, -MAX_BETA_STEP, MAX_BETA_STEP), 0.0)
         change = float(np.max(np.abs(new - beta), initial=0.0))
         beta = new
         if change < 1e-8:
@@ -110,21 +133,18 @@ def fit_sensitivities(
     return beta, information
 
 
-def _log_likelihood(probe, u, scale) -> float:
-    return float(np.sum(probe.log_likelihood_rows(u, scale)))
-
-
 def heterogeneity_test(
-    probe, u: np.ndarray, annotators: np.ndarray, n_annotators: int
+    probe, x: np.ndarray, annotators: np.ndarray, n_annotators: int
 ) -> tuple[float, int, float]:
-    """The likelihood-ratio statistic of one beta per annotator against one for all at
-    utilities u, its degrees of freedom (annotators with judgments, less one) and its
+    """The likelihood-ratio statistic of one beta per annotator against one for all (items
+    at utilities x), its degrees of freedom (annotators with judgments, less one) and its
     chi-squared p-value."""
-    common, _ = fit_sensitivities(probe, u, np.zeros_like(annotators), 1, prior_sd=None)
-    own, _ = fit_sensitivities(probe, u, annotators, n_annotators, prior_sd=None)
-    statistic = 2.0 * (
-        _log_likelihood(probe, u, own[annotators])
-        - _log_likelihood(probe, u, np.full(annotators.size, common[0]))
+    everyone = np.zeros_like(annotators)
+    common, _ = fit_sensitivities(probe, x, everyone, 1, prior_sd=None)
+    own, _ = fit_sensitivities(probe, x, annotators, n_annotators, prior_sd=None)
+    statistic = 2.0 * float(
+        np.sum(probe.log_likelihood_rows(x, own[annotators]))
+        - np.sum(probe.log_likelihood_rows(x, common[everyone]))
     )
     statistic = max(statistic, 0.0)
     df = int(np.sum(np.bincount(annotators, minlength=n_annotators) > 0)) - 1
@@ -151,28 +171,39 @@ def normaliser(beta: np.ndarray, counts: np.ndarray) -> float:
     return float(np.sum(weight * beta) / total) if total > 0 else 1.0
 
 
+def _shrunk(probe, x, annotators, count, counts, start=None):
+    """The betas without and then with their estimated prior: (betas, information, tau)."""
+    plain, information = fit_sensitivities(probe, x, annotators, count, prior_sd=None, start=start)
+    tau = prior_sd(plain, information, counts)
+    beta, information = fit_sensitivities(probe, x, annotators, count, prior_sd=tau, start=plain)
+    return beta, information, tau
+
+
 def annotator_reliability(
     judgments: Judgments,
     method: str,
     u: np.ndarray,
+    alpha: float,
+    model,
     *,
     level: float = 0.95,
     test: tuple[float, int, float] | None = None,
     joint: bool = False,
     rounds: int = 0,
 ) -> Reliability:
-    """The betas at utilities u (the prior estimated as in the joint fit, the scale fixed
-    by ``normaliser``), with intervals beta +- z sd, cut at 0."""
+    """The betas against the fit u (penalty alpha) of ``model`` (a scaled model), each
+    annotator's own
+    judgments taken out, the prior estimated, the scale fixed by ``normaliser``; with
+    intervals beta +- z sd, cut at 0."""
     annotators = judgments.annotators
     count = int(annotators.max()) + 1 if annotators.size else 0
     counts = np.bincount(annotators, minlength=count).astype(float)
     probe = scaled_model_for(method, judgments, np.ones(judgments.n_judgments))
-    plain, information = fit_sensitivities(probe, u, annotators, count, prior_sd=None)
-    tau = prior_sd(plain, information, counts)
-    beta, information = fit_sensitivities(probe, u, annotators, count, prior_sd=tau, start=plain)
-    c = normaliser(beta, counts)
+    x = held_out_utilities(model, u, alpha, annotators)
+    beta, information, tau = _shrunk(probe, x, annotators, count, counts)
     if test is None:
-        test = heterogeneity_test(probe, u, annotators, count)
+        test = heterogeneity_test(probe, x, annotators, count)
+    c = normaliser(beta, counts)
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     std = np.where(information > 0, 1.0 / np.sqrt(np.maximum(information, 1e-300)), np.inf) / c
     beta = beta / c
@@ -194,58 +225,58 @@ def joint_fit(
     judgments: Judgments,
     method: str,
     *,
-    temper: float = 1.0,
-    weak: Scores,
+    pooled: Scores,
+    shrinkage,
     estimate,
+    temper: float = 1.0,
     level: float = 0.95,
     force: bool = False,
 ) -> JointFit | Reliability:
-    """The scores fitted jointly with every annotator's sensitivity, when the test says
-    annotators differ (or ``force``); else the reliabilities at the pooled weak fit alone
-    (a ``Reliability`` with joint False), the caller keeping its pooled fit.
+    """The scores fitted jointly with every annotator's sensitivity when the test says
+    annotators differ (or ``force``); else the reliabilities beside the pooled fit (a
+    ``Reliability`` with joint False), the caller keeping its pooled fit.
 
-    ``weak``: the method's pooled fit at the weak penalty (the test's utilities and the
-    first round's start); ``temper``: the method's dependence (``intervals.dependence``);
-    ``estimate``: the empirical-Bayes fit, ``intervals.estimate_shrinkage`` (passed in, as
-    intervals calls this module).
+    ``pooled``, ``shrinkage``: the method's pooled empirical-Bayes fit and its Shrinkage;
+    ``estimate``: the empirical-Bayes fit,
+    ``intervals.estimate_shrinkage`` (passed in, as intervals calls this module);
+    ``temper``: the method's dependence (``intervals.dependence``).
     """
     annotators = judgments.annotators
     count = int(annotators.max()) + 1 if annotators.size else 0
     counts = np.bincount(annotators, minlength=count).astype(float)
     probe = scaled_model_for(method, judgments, np.ones(judgments.n_judgments))
-    test = heterogeneity_test(probe, weak.scores, annotators, count)
+    alpha = shrinkage.alpha
+    x = held_out_utilities(probe, pooled.scores, alpha, annotators)
+    test = heterogeneity_test(probe, x, annotators, count)
     if not force and not test[2] < GATE_ALPHA:
-        return annotator_reliability(judgments, method, weak.scores, level=level, test=test)
-    beta = np.ones(count)
-    shrinkage, scores, _ = estimate(
-        judgments,
-        method,
-        temper=temper,
-        model=scaled_model_for(method, judgments, beta[annotators]),
-    )
-    prior = shrinkage.prior_variance
-    u = scores.scores
+        return annotator_reliability(
+            judgments, method, pooled.scores, alpha, probe, level=level, test=test
+        )
+    beta, u, prior = np.ones(count), pooled.scores, shrinkage.prior_variance
     rounds = 0
     while rounds < ROUNDS:
         rounds += 1
-        plain, information = fit_sensitivities(
-            probe, u, annotators, count, prior_sd=None, start=beta
-        )
-        tau = prior_sd(plain, information, counts)
-        new, _ = fit_sensitivities(probe, u, annotators, count, prior_sd=tau, start=plain)
+        new, _, _ = _shrunk(probe, x, annotators, count, counts, start=beta)
         c = normaliser(new, counts)
         new, prior = new / c, prior * c * c
+        alpha = temper / (2.0 * prior)
         model = scaled_model_for(method, judgments, new[annotators])
-        u = fit_model(
-            model, item_counts(judgments), alpha=temper / (2.0 * prior), initial=u * c
-        ).scores
+        u = fit_model(model, item_counts(judgments), alpha=alpha, initial=u * c).scores
         change = float(np.max(np.abs(new - beta), initial=0.0))
         beta = new
         if change < TOLERANCE:
             break
-    model = scaled_model_for(method, judgments, beta[annotators])
+        x = held_out_utilities(model, u, alpha, annotators)
     shrinkage, scores, variance = estimate(judgments, method, temper=temper, model=model)
     reliability = annotator_reliability(
-        judgments, method, scores.scores, level=level, test=test, joint=True, rounds=rounds
+        judgments,
+        method,
+        scores.scores,
+        shrinkage.alpha,
+        model,
+        level=level,
+        test=test,
+        joint=True,
+        rounds=rounds,
     )
     return JointFit(scores, variance, shrinkage, model, reliability)

@@ -364,24 +364,29 @@ def model_intervals(
     model = model_for(method, judgments)
     weak = fit_model(model, item_counts(judgments), alpha=WEAK_ALPHA)
     temper = dependence(judgments, method, weak=weak)
-    # Annotators who differ in reliability: the scores are fitted with each one's sensitivity.
-    joint = None
+    reliability = None
     if prior_variance is None:
-        joint = annotator_model.joint_fit(
-            judgments, method, temper=temper, weak=weak, estimate=estimate_shrinkage, level=level
-        )
-    reliability = getattr(joint, "reliability", joint)
-    if isinstance(joint, annotator_model.JointFit):
-        model, shrinkage, scores, variance = (
-            joint.model,
-            joint.shrinkage,
-            joint.scores,
-            joint.variance,
-        )
-    elif prior_variance is None:
         shrinkage, scores, variance = estimate_shrinkage(
             judgments, method, temper=temper, weak=weak, model=model
         )
+        # Annotators who differ in reliability: refitted with each one's sensitivity.
+        joint = annotator_model.joint_fit(
+            judgments,
+            method,
+            pooled=scores,
+            shrinkage=shrinkage,
+            estimate=estimate_shrinkage,
+            temper=temper,
+            level=level,
+        )
+        reliability = getattr(joint, "reliability", joint)
+        if isinstance(joint, annotator_model.JointFit):
+            model, shrinkage, scores, variance = (
+                joint.model,
+                joint.shrinkage,
+                joint.scores,
+                joint.variance,
+            )
     else:
         alpha = temper * penalty(prior_variance)
         scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=weak.scores)

@@ -23,6 +23,8 @@ class ScaledPairwise(PairwiseModel):
 
     def __init__(self, judgments: Judgments, scale: np.ndarray):
         super().__init__(judgments)
+        self.items = judgments.items
+        self._columns: tuple[np.ndarray, np.ndarray] | None = None
         self.scale = np.asarray(scale, dtype=float)
         self.pair_scale = self.scale[self.judgment]
 
@@ -57,9 +59,39 @@ class ScaledPairwise(PairwiseModel):
         values = np.concatenate([curvature, curvature, -curvature, -curvature])
         return sparse.csr_matrix((values, (rows, columns)), shape=(self.n_items, self.n_items))
 
-    def sensitivity_terms(self, u: np.ndarray, scale: np.ndarray):
-        """Per judgment: d log-lik / d s and d^2 log-lik / d s^2 at scale s (m,)."""
-        d = u[self.winners] - u[self.losers]
+    def _positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's winner and loser as column positions of its judgment's row."""
+        if self._columns is None:
+            rows = self.items[self.judgment]
+            self._columns = (
+                np.argmax(rows == self.winners[:, None], axis=1),
+                np.argmax(rows == self.losers[:, None], axis=1),
+            )
+        return self._columns
+
+    def position_terms(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per judgment and position (m, T): the gradient of minus the log-likelihood in
+        that item's utility, and the Hessian's diagonal term."""
+        winner, loser = self._positions()
+        slope = self.pair_scale * expit(-self.pair_scale * (u[self.winners] - u[self.losers]))
+        curvature = self.curvature(u)
+        size = self.items.shape[1]
+        cells = self.n_judgments * size
+        at_winner, at_loser = self.judgment * size + winner, self.judgment * size + loser
+        gradient = np.bincount(at_loser, slope, cells) - np.bincount(at_winner, slope, cells)
+        diagonal = np.bincount(at_loser, curvature, cells) + np.bincount(
+            at_winner, curvature, cells
+        )
+        return gradient.reshape(-1, size), diagonal.reshape(-1, size)
+
+    def _margins(self, x: np.ndarray) -> np.ndarray:
+        winner, loser = self._positions()
+        return x[self.judgment, winner] - x[self.judgment, loser]
+
+    def sensitivity_terms(self, x: np.ndarray, scale: np.ndarray):
+        """Per judgment: d log-lik / d s and d^2 log-lik / d s^2 at scale s (m,), the
+        judgments' items having utilities x (m, T)."""
+        d = self._margins(x)
         s = np.asarray(scale, dtype=float)[self.judgment]
         p = expit(s * d)
         m = self.n_judgments
@@ -67,11 +99,10 @@ class ScaledPairwise(PairwiseModel):
         second = np.bincount(self.judgment, -(d * d) * p * (1.0 - p), m)
         return first, second
 
-    def log_likelihood_rows(self, u: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        """Each judgment's log-likelihood at scale s (m,)."""
+    def log_likelihood_rows(self, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """Each judgment's log-likelihood at scale s (m,), its items having utilities x."""
         s = np.asarray(scale, dtype=float)[self.judgment]
-        terms = log_expit(s * (u[self.winners] - u[self.losers]))
-        return np.bincount(self.judgment, terms, self.n_judgments)
+        return np.bincount(self.judgment, log_expit(s * self._margins(x)), self.n_judgments)
 
 
 class ScaledMaxDiff:
@@ -185,10 +216,10 @@ class ScaledMaxDiff:
         shape = (self.n_items, self.n_items)
         return sparse.csr_matrix((blocks.ravel(), (rows, columns)), shape=shape)
 
-    def sensitivity_terms(self, u: np.ndarray, scale: np.ndarray):
-        """Per judgment: d log-lik / d s and d^2 log-lik / d s^2 at scale s (m,): the
-        chosen items' utilities against their softmax means, and minus the two variances."""
-        x = u[self.items]
+    def sensitivity_terms(self, x: np.ndarray, scale: np.ndarray):
+        """Per judgment: d log-lik / d s and d^2 log-lik / d s^2 at scale s (m,), the
+        judgments' items having utilities x (m, T): the chosen items' utilities against
+        their softmax means, and minus the two variances."""
         _, p_best, p_worst = self._choices(x * np.asarray(scale, dtype=float)[:, None])
         mean_best = np.sum(p_best * x, axis=1)
         mean_worst = np.sum(p_worst * x, axis=1)
@@ -197,9 +228,9 @@ class ScaledMaxDiff:
         second -= np.sum(p_worst * x * x, axis=1) - mean_worst**2
         return first, second
 
-    def log_likelihood_rows(self, u: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        """Each judgment's log-likelihood at scale s (m,)."""
-        return self._choices(u[self.items] * np.asarray(scale, dtype=float)[:, None])[0]
+    def log_likelihood_rows(self, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """Each judgment's log-likelihood at scale s (m,), its items having utilities x."""
+        return self._choices(x * np.asarray(scale, dtype=float)[:, None])[0]
 
 
 SCALED_MODELS = {"bradley_terry": ScaledPairwise, "plackett_luce": ScaledMaxDiff}
