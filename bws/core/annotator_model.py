@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from bws.core.judgments import Judgments
 from bws.core.newton import fit_model
@@ -134,22 +134,44 @@ def fit_sensitivities(
 
 
 def heterogeneity_test(
-    probe, x: np.ndarray, annotators: np.ndarray, n_annotators: int
+    probe, x: np.ndarray, annotators: np.ndarray, n_annotators: int, *, temper: float = 1.0
 ) -> tuple[float, int, float]:
-    """The likelihood-ratio statistic of one beta per annotator against one for all (items
-    at utilities x), its degrees of freedom (annotators with judgments, less one) and its
-    chi-squared p-value."""
+    """Whether annotators differ in sensitivity, items at utilities x: two likelihood-ratio
+    tests against one beta for all, their p-values combined by Bonferroni. (1) One beta per
+    annotator, chi-squared with (annotators with judgments - 1) degrees of freedom. (2) A
+    share pi of the annotators clicking at random (beta 0) and the others at the common beta,
+    one parameter on its boundary (half a chi-squared with 1): far more power against a few
+    clickers with few judgments each, which the first spreads over many degrees of freedom.
+    ``temper`` (Bradley-Terry's dependence) divides the statistics, its pairs counting each
+    judgment that many times. Returns the larger statistic's figures: (statistic, degrees of
+    freedom, combined p-value)."""
     everyone = np.zeros_like(annotators)
     common, _ = fit_sensitivities(probe, x, everyone, 1, prior_sd=None)
     own, _ = fit_sensitivities(probe, x, annotators, n_annotators, prior_sd=None)
-    statistic = 2.0 * float(
-        np.sum(probe.log_likelihood_rows(x, own[annotators]))
-        - np.sum(probe.log_likelihood_rows(x, common[everyone]))
-    )
-    statistic = max(statistic, 0.0)
+    at_common = probe.log_likelihood_rows(x, common[everyone])
+    free = np.sum(probe.log_likelihood_rows(x, own[annotators])) - np.sum(at_common)
+    spread = max(2.0 * float(free) / temper, 0.0)
     df = int(np.sum(np.bincount(annotators, minlength=n_annotators) > 0)) - 1
-    p_value = float(stats.chi2.sf(statistic, df)) if df > 0 else 1.0
-    return statistic, df, p_value
+    p_spread = float(stats.chi2.sf(spread, df)) if df > 0 else 1.0
+    # per annotator: log-likelihood at the common beta and at random clicking
+    one = np.bincount(annotators, at_common, n_annotators) / temper
+    zero = (
+        np.bincount(
+            annotators, probe.log_likelihood_rows(x, np.zeros(annotators.size)), n_annotators
+        )
+        / temper
+    )
+
+    def minus_mixture(share: float) -> float:
+        return -float(np.sum(np.logaddexp(np.log(share) + zero, np.log1p(-share) + one)))
+
+    best = optimize.minimize_scalar(minus_mixture, bounds=(1e-9, 1.0 - 1e-9), method="bounded")
+    mixture = max(2.0 * (minus_mixture(1e-12) - float(best.fun)), 0.0)
+    p_mixture = 0.5 * float(stats.chi2.sf(mixture, 1))
+    p_value = min(1.0, 2.0 * min(p_spread, p_mixture))
+    if p_mixture < p_spread:
+        return mixture, 1, p_value
+    return spread, df, p_value
 
 
 def prior_sd(beta: np.ndarray, information: np.ndarray, counts: np.ndarray) -> float:
@@ -247,7 +269,7 @@ def joint_fit(
     probe = scaled_model_for(method, judgments, np.ones(judgments.n_judgments))
     alpha = shrinkage.alpha
     x = held_out_utilities(probe, pooled.scores, alpha, annotators)
-    test = heterogeneity_test(probe, x, annotators, count)
+    test = heterogeneity_test(probe, x, annotators, count, temper=temper)
     if not force and not test[2] < GATE_ALPHA:
         return annotator_reliability(
             judgments, method, pooled.scores, alpha, probe, level=level, test=test
