@@ -75,7 +75,7 @@ class Reliability:
     judgments: np.ndarray
     level: float
     prior_sd: float
-    statistic: float  # the likelihood-ratio statistic, common beta against one each
+    statistic: float  # the deciding likelihood-ratio statistic (heterogeneity_test)
     degrees_of_freedom: int
     p_value: float
     joint: bool  # whether the scores were fitted with these sensitivities
