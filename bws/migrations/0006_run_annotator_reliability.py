@@ -14,7 +14,8 @@ class Migration(migrations.Migration):
             name="annotator_reliability",
             field=models.JSONField(
                 blank=True,
-                help_text="Each annotator's estimated sensitivity with its interval (bws.core.annotator_model), keyed by user id, and whether the scores used them.",
+                help_text="Each annotator's estimated sensitivity with its interval "
+                "(bws.core.annotator_model), keyed by user id, and whether the scores used them.",
                 null=True,
             ),
         ),
