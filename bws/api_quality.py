@@ -37,6 +37,24 @@ def flag(row: AnnotatorQuality, report: QualityReport, *, is_bws: bool) -> str |
     return "ok"
 
 
+class SchemeReliabilitySerializer(serializers.Serializer):
+    """An annotator's estimated reliability in one best-worst scheme's newest model run."""
+
+    scheme = serializers.CharField()
+    method = serializers.CharField(help_text="bradley_terry or plackett_luce.")
+    sensitivity = serializers.FloatField(
+        allow_null=True,
+        help_text="How closely their choices follow the scores: 1 the typical annotator, 0 "
+        "random clicking (estimated with the scores, bws.core.annotator_model).",
+    )
+    low = serializers.FloatField(allow_null=True, help_text="Lower end of its 95% interval.")
+    high = serializers.FloatField(allow_null=True, help_text="Upper end of its 95% interval.")
+    judgments = serializers.IntegerField(help_text="The judgments it rests on.")
+    joint = serializers.BooleanField(
+        help_text="Whether the run's scores weighted annotators by these (annotators differed)."
+    )
+
+
 class QualityRowSerializer(serializers.Serializer):
     """One row of the quality page (a bws.quality.AnnotatorQuality)."""
 
@@ -81,6 +99,11 @@ class QualityRowSerializer(serializers.Serializer):
     reversed = serializers.BooleanField(
         help_text="Agreement significantly below one half (the question read backwards?)."
     )
+    reliability = SchemeReliabilitySerializer(
+        many=True,
+        help_text="Per best-worst scheme with a model run: the estimated sensitivity and its "
+        "interval; empty before such a run.",
+    )
     flag = serializers.SerializerMethodField(
         help_text="The page's Flag column: random, reversed, too_few_judgments or ok; null "
         "without a best-worst scheme, and for a manager without judgments."
@@ -108,6 +131,17 @@ QUALITY_ROW_EXAMPLE = {
     "median_seconds": 14.5,
     "flagged": False,
     "reversed": False,
+    "reliability": [
+        {
+            "scheme": "overall_quality",
+            "method": "plackett_luce",
+            "sensitivity": 1.08,
+            "low": 0.81,
+            "high": 1.35,
+            "judgments": 240,
+            "joint": False,
+        }
+    ],
     "flag": "ok",
 }
 

@@ -129,6 +129,12 @@ class ScoreRun(models.Model):
         blank=True,
         help_text="When to stop (bws.core.advice): projection, statement, how.",
     )
+    annotator_reliability = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Each annotator's estimated sensitivity with its interval "
+        "(bws.core.annotator_model), keyed by user id, and whether the scores used them.",
+    )
     data_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="Time of the newest answer this run read."
     )

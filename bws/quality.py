@@ -6,7 +6,7 @@ annotator a manager left out is measured but is not part of anyone's consensus."
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -16,7 +16,19 @@ from crowds import gold
 from projects import selectors
 from projects.models import Membership, Project, Unit
 
+from . import selectors as bws_selectors
 from .core import quality
+
+
+@dataclass(frozen=True)
+class SchemeReliability:
+    scheme: str
+    method: str
+    sensitivity: float | None
+    low: float | None
+    high: float | None
+    judgments: int
+    joint: bool  # the scores were fitted with these sensitivities
 
 
 @dataclass
@@ -38,6 +50,9 @@ class AnnotatorQuality:
     median_seconds: float | None = None
     flagged: bool = False
     reversed: bool = False  # agreement significantly below one half
+    # Per BWS scheme with a model run: the estimated sensitivity (1 typical, 0 random
+    # clicking) with its interval and the judgments it rests on (bws.core.annotator_model).
+    reliability: list[SchemeReliability] = field(default_factory=list)
 
     @property
     def gold_accuracy(self) -> float | None:
@@ -107,8 +122,33 @@ def project_quality(project: Project) -> QualityReport:
     typical = threshold = None
     if project.settings.bws_schemes:
         typical, threshold = _consensus(project, rows)
+        _reliability(project, rows)
     ordered = sorted(rows.values(), key=lambda r: (r.role == Membership.Role.MANAGER, r.username))
     return QualityReport(ordered, typical, threshold)
+
+
+def _reliability(project: Project, rows: dict[int, AnnotatorQuality]) -> None:
+    """Each annotator's estimated sensitivity from every BWS scheme's newest model run."""
+    for scheme in project.settings.bws_schemes:
+        run = bws_selectors.latest_annotator_reliability(project, scheme.name)
+        if run is None:
+            continue
+        stored = run.annotator_reliability
+        for user_id, found in stored.get("annotators", {}).items():
+            row = rows.get(int(user_id))
+            if row is None:
+                continue
+            row.reliability.append(
+                SchemeReliability(
+                    scheme.name,
+                    run.method,
+                    found.get("sensitivity"),
+                    found.get("low"),
+                    found.get("high"),
+                    int(found.get("judgments", 0)),
+                    bool(stored.get("joint")),
+                )
+            )
 
 
 def _consensus(project: Project, rows: dict[int, AnnotatorQuality]):

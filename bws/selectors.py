@@ -24,14 +24,26 @@ def adaptive_settings(project: Project) -> AdaptiveSettings | None:
     return None if bws is None else bws.adaptive
 
 
-def judgments_for(project: Project, scheme: str) -> Judgments:
-    """The scheme's judgments as integer arrays, read in one query (time order: answer
-    creation; clusters: tuples)."""
-    rows = list(
+def _scored_answers(project: Project, scheme: str) -> QuerySet[Annotation]:
+    """The scheme's best-worst answers that count toward scores."""
+    return (
         Annotation.objects.filter(project=project, scheme=scheme, best_index__isnull=False)
         # Gold units and the annotators a manager left out count toward no score.
         .exclude(unit__is_gold=True)
         .exclude(annotator_id__in=excluded_user_ids(project))
+    )
+
+
+def judgments_for(project: Project, scheme: str) -> Judgments:
+    """The scheme's judgments as integer arrays (``judgments_and_annotators``)."""
+    return judgments_and_annotators(project, scheme)[0]
+
+
+def judgments_and_annotators(project: Project, scheme: str) -> tuple[Judgments, list[int]]:
+    """The scheme's judgments as integer arrays, read in one query (time order: answer
+    creation; clusters: tuples)."""
+    rows = list(
+        _scored_answers(project, scheme)
         .order_by("created_at", "id")
         .values_list("unit__item_indices", "best_index", "worst_index", "unit_id", "annotator_id")
     )
@@ -47,15 +59,15 @@ def judgments_for(project: Project, scheme: str) -> Judgments:
             annotators=empty,
             order=empty,
             n_items=n_items,
-        )
+        ), []
     items_col, best_ix, worst_ix, units, annotators = zip(*rows, strict=True)
     size = max(len(r) for r in items_col)
     items = np.array([list(r) for r in items_col], dtype=np.int64).reshape(len(rows), size)
     best = np.argmax(items == np.asarray(best_ix, dtype=np.int64)[:, None], axis=1)
     worst = np.argmax(items == np.asarray(worst_ix, dtype=np.int64)[:, None], axis=1)
     _, tuple_ids = np.unique(np.asarray(units, dtype=np.int64), return_inverse=True)
-    _, annotator_ids = np.unique(np.asarray(annotators, dtype=np.int64), return_inverse=True)
-    return Judgments(
+    users, annotator_ids = np.unique(np.asarray(annotators, dtype=np.int64), return_inverse=True)
+    judgments = Judgments(
         items=items,
         best=best,
         worst=worst,
@@ -64,6 +76,7 @@ def judgments_for(project: Project, scheme: str) -> Judgments:
         order=np.arange(len(rows)),
         n_items=n_items,
     )
+    return judgments, [int(user) for user in users]
 
 
 def item_ids_and_texts(project: Project) -> tuple[list[str], list[str]]:
@@ -83,6 +96,17 @@ def latest_good_run(project: Project, scheme: str, method: str | None = None) ->
     runs = ScoreRun.objects.filter(project=project, scheme=scheme, status=ScoreRun.Status.OK)
     if method:
         runs = runs.filter(method=method)
+    return runs.order_by("-finished_at", "-id").first()
+
+
+def latest_annotator_reliability(project: Project, scheme: str) -> ScoreRun | None:
+    """The scheme's newest finished run that estimated each annotator's reliability."""
+    runs = ScoreRun.objects.filter(
+        project=project,
+        scheme=scheme,
+        status=ScoreRun.Status.OK,
+        annotator_reliability__isnull=False,
+    )
     return runs.order_by("-finished_at", "-id").first()
 
 

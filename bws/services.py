@@ -253,7 +253,9 @@ def score_everything(
     split-half reliability, convergence, the advice on when to stop and the stats text.
     ``model``: an adaptive design's model split-half (model_reliability_entry), which
     makes the advice's projected reliability a range. ``design``: the adaptive strategy
-    (bws.core.diagnostics marks intervals under iterative rounds approximate)."""
+    (bws.core.diagnostics marks intervals under iterative rounds approximate). Last: each
+    annotator's estimated sensitivity (bws.core.annotator_model), None for counting or
+    bootstrap intervals."""
     report = score_judgments(
         judgments,
         method,
@@ -283,7 +285,8 @@ def score_everything(
         model_reliability=model,
         design=design,
     )
-    return rows, reliability, points, stats, advice
+    annotators = getattr(report.intervals, "reliability", None)
+    return rows, reliability, points, stats, advice, annotators
 
 
 def _compute(run: ScoreRun) -> _Computed:
@@ -294,7 +297,7 @@ def _compute(run: ScoreRun) -> _Computed:
         .values_list("updated_at", flat=True)
         .first()
     )
-    judgments = selectors.judgments_for(project, run.scheme)
+    judgments, users = selectors.judgments_and_annotators(project, run.scheme)
     ids, texts = selectors.item_ids_and_texts(project)
     params = run.parameters
     figures = {
@@ -331,7 +334,9 @@ def _compute(run: ScoreRun) -> _Computed:
     if adaptive is not None:
         model = model_reliability_entry(judgments, run.method, seed=params.get("seed", 0))
     design = None if adaptive is None else str(adaptive.strategy)
-    rows, reliability, points, stats, advice = score_everything(*work, model=model, design=design)
+    rows, reliability, points, stats, advice, annotators = score_everything(
+        *work, model=model, design=design
+    )
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
     with transaction.atomic():
@@ -343,6 +348,7 @@ def _compute(run: ScoreRun) -> _Computed:
             diagnostics=diagnostics,
             reliability=_reliability_dict(reliability, model),
             advice=_json_ready(advice.to_dict()),
+            annotator_reliability=_annotator_reliability_dict(annotators, users),
             convergence=[
                 {
                     "fraction": p.fraction,
@@ -452,6 +458,29 @@ def _reliability_dict(reliability, model: dict | None = None) -> dict | None:
     if model is not None:  # adaptive designs (model_reliability_entry)
         stored["model"] = _json_ready(model)
     return stored
+
+
+def _annotator_reliability_dict(reliability, users: list[int]) -> dict | None:
+    """Each annotator's sensitivity, its interval and judgments, keyed by user id (JSON keys
+    are strings), with whether the scores were fitted with them."""
+    if reliability is None:
+        return None
+    per_user = {
+        str(user): {
+            "sensitivity": _finite(float(reliability.sensitivity[k])),
+            "low": _finite(float(reliability.low[k])),
+            "high": _finite(float(reliability.high[k])),
+            "judgments": int(reliability.judgments[k]),
+        }
+        for k, user in enumerate(users)
+        if k < reliability.sensitivity.size
+    }
+    return {
+        "joint": bool(reliability.joint),
+        "p_value": _finite(reliability.p_value),
+        "level": reliability.level,
+        "annotators": per_user,
+    }
 
 
 def _diagnostics(judgments, method: str, params: dict, rows, ids, *, design=None) -> dict:

@@ -25,6 +25,7 @@ import numpy as np
 from scipy import sparse, stats
 from scipy.special import expit
 
+from bws.core import annotator_model
 from bws.core.choice_models import model_for
 from bws.core.judgments import Judgments
 from bws.core.newton import fit_model
@@ -77,6 +78,8 @@ class Intervals:
     # ones, and the factor the pooled fit was scaled up by to undo their flattening.
     annotator_variance: float | None = None
     scale: float = 1.0
+    # Each annotator's estimated sensitivity (bws.core.annotator_model; model fits only).
+    reliability: annotator_model.Reliability | None = None
 
     @property
     def half_width(self) -> np.ndarray:
@@ -112,7 +115,9 @@ class AnnotatorSpread:
     repeated: int
 
 
-def annotator_spread(judgments: Judgments, u: np.ndarray, alpha: float) -> AnnotatorSpread:
+def annotator_spread(
+    judgments: Judgments, u: np.ndarray, alpha: float, *, model=None
+) -> AnnotatorSpread:
     """sigma^2 from how much more alike one annotator's judgments of one item are than
     judgments of that item by different annotators (a random annotator-by-item effect).
 
@@ -122,10 +127,12 @@ def annotator_spread(judgments: Judgments, u: np.ndarray, alpha: float) -> Annot
     c_i the covariance the fit itself leaves between any two judgments of i (their sum is
     the penalty's gradient, so c_i is known from the totals). Solving over all items
     gives sigma^2 by the method of moments; the estimate of u_i then gains
-    sigma^2 sum_a [(sum_{j in a} h_j)^2 - sum_{j in a} h_j^2] / H_ii^2.
+    sigma^2 sum_a [(sum_{j in a} h_j)^2 - sum_{j in a} h_j^2] / H_ii^2. ``model``: the
+    MaxDiff model the fit used (the joint annotator model's; the plain one by default).
     """
     n = judgments.n_items
-    gradient, curvature = model_for("plackett_luce", judgments).position_terms(u)
+    model = model or model_for("plackett_luce", judgments)
+    gradient, curvature = model.position_terms(u)
     g, h = gradient.ravel(), curvature.ravel()
     item = judgments.items.ravel()
     annotator = np.repeat(judgments.annotators, judgments.tuple_size)
@@ -357,10 +364,29 @@ def model_intervals(
     model = model_for(method, judgments)
     weak = fit_model(model, item_counts(judgments), alpha=WEAK_ALPHA)
     temper = dependence(judgments, method, weak=weak)
+    reliability = None
     if prior_variance is None:
         shrinkage, scores, variance = estimate_shrinkage(
             judgments, method, temper=temper, weak=weak, model=model
         )
+        # Annotators who differ in reliability: refitted with each one's sensitivity.
+        joint = annotator_model.joint_fit(
+            judgments,
+            method,
+            pooled=scores,
+            shrinkage=shrinkage,
+            estimate=estimate_shrinkage,
+            temper=temper,
+            level=level,
+        )
+        reliability = getattr(joint, "reliability", joint)
+        if isinstance(joint, annotator_model.JointFit):
+            model, shrinkage, scores, variance = (
+                joint.model,
+                joint.shrinkage,
+                joint.scores,
+                joint.variance,
+            )
     else:
         alpha = temper * penalty(prior_variance)
         scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=weak.scores)
@@ -371,7 +397,7 @@ def model_intervals(
         # Its scores are the shared utilities; with annotators who differ, the pooled
         # choices follow flatter ones and each item's estimate depends on whose
         # judgments it got (benchmarks/coverage.py: coverage 0.88-0.92 without this).
-        spread = annotator_spread(judgments, scores.scores, shrinkage.alpha)
+        spread = annotator_spread(judgments, scores.scores, shrinkage.alpha, model=model)
         variance = (variance + spread.extra) * spread.scale**2
         scores = replace(
             scores, scores=scores.scores * spread.scale, step=scores.step * spread.scale
@@ -392,6 +418,7 @@ def model_intervals(
         alpha=shrinkage.alpha,
         annotator_variance=None if spread is None else spread.variance,
         scale=1.0 if spread is None else spread.scale,
+        reliability=reliability,
     )
     return scores, intervals
 
