@@ -66,7 +66,7 @@ def run_score(args: argparse.Namespace) -> int:
             score_table(study.item_ids, study.texts, report, labels),
             args.output or study.default_output(scheme),
         )
-        systems = sources_summary(sources_table(report.scores, labels), labels)
+        systems = sources_summary(sources_table(report.scores, labels, report.judgments), labels)
     except INPUT_ERRORS as exc:
         return _fail(exc)
     except OSError as exc:

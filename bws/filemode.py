@@ -579,7 +579,9 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
                 advice=advice_for_judgments(judgments, reliability.mean, model_reliability=model),
                 model_reliability=model,
                 design=design_strategy(study),
-                sources=sources_summary(sources_table(report.scores, labels), labels),
+                sources=sources_summary(
+                    sources_table(report.scores, labels, report.judgments), labels
+                ),
                 labels=labels,
             )
         )

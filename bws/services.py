@@ -268,7 +268,7 @@ def score_everything(
     )
     labels = labels or ItemLabels()
     rows = score_table(ids, texts, report, labels)
-    sources = sources_summary(sources_table(report.scores, labels), labels)
+    sources = sources_summary(sources_table(report.scores, labels, report.judgments), labels)
     reliability = split_half(judgments, seed=params.get("seed", 0))
     points = convergence(judgments, method) if judgments.n_judgments >= 10 else []
     advice = advice_for_judgments(

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from bws.configuration import BwsDesign
+from bws.core.judgments import Judgments
 from bws.core.scores import Scores
-from bws.core.scoring import tie_tolerance
+from bws.core.scoring import DEFAULT_ALPHA, fit, tie_tolerance
 from bws.core.sources import SourceTable, encode, group_ranks, source_effects
 
 
@@ -99,11 +100,22 @@ def groups_line(labels: ItemLabels) -> str:
     )
 
 
-def sources_table(scores: Scores, labels: ItemLabels) -> SourceTable | None:
+def sources_table(
+    scores: Scores, labels: ItemLabels, judgments: Judgments | None = None
+) -> SourceTable | None:
     """The sources ranked with 95% intervals (through the groups when there are groups), or
-    None without a system_key or with fewer than two sources scored."""
+    None without a system_key or with fewer than two sources scored.
+
+    A model's effects come from its fit with the weak fixed penalty (DEFAULT_ALPHA, refitted
+    from ``judgments`` when ``scores`` were shrunk): empirical-Bayes shrinkage pulls every
+    item toward zero by its reliability, and would pull the sources' effects in with it
+    (to about 0.7 of the true effects, and their intervals off them, in
+    benchmarks/source_coverage.py)."""
     if labels.sources is None:
         return None
+    shrunk = scores.method != "counting" and scores.options.get("alpha") != DEFAULT_ALPHA
+    if shrunk and judgments is not None:
+        scores = fit(scores.method, judgments, alpha=DEFAULT_ALPHA)
     sources, names = encode(labels.sources)
     groups = encode(labels.groups)[0] if labels.grouped else None
     return source_effects(scores.scores, scores.appearances > 0, sources, names, groups)
