@@ -24,6 +24,15 @@ class RunSerializer(serializers.ModelSerializer):
         "Empty for a run stored before diagnostics."
     )
 
+    sources = serializers.JSONField(
+        read_only=True,
+        help_text="The systems ranked when the design names each item's system "
+        "(tuple_generation.system_key): rows best first, each with its effect relative to "
+        "the average system on the scores' scale, 95% interval (cluster-robust over the "
+        "groups, else over items), rank and 95% rank set (rank_low..rank_high), items and "
+        "groups. Null without a system_key.",
+    )
+
     class Meta:
         model = ScoreRun
         fields = [
@@ -42,6 +51,7 @@ class RunSerializer(serializers.ModelSerializer):
             "convergence",
             "advice",
             "diagnostics",
+            "sources",
             "created_at",
             "started_at",
             "finished_at",
@@ -74,9 +84,20 @@ class ItemScoreSerializer(serializers.ModelSerializer):
             "worst",
             "appearances",
             "rank",
+            "design_group",
+            "source",
             "group",
             "separated",
         ]
+        extra_kwargs = {
+            "rank": {
+                "help_text": "1 for the best; within design_group when the design has "
+                "groups (tuple_generation.group_key): items of two groups were never "
+                "compared, so no rank runs across them."
+            },
+            "design_group": {"help_text": "The item's group_key value (empty without one)."},
+            "source": {"help_text": "The item's system_key value (empty without one)."},
+        }
 
     def _diagnostics(self) -> StoredDiagnostics:
         return self.context.get("diagnostics") or StoredDiagnostics(None)

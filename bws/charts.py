@@ -165,3 +165,54 @@ def interval_bar(score, low, high, lo: float, hi: float, width: int = 160) -> di
     low = score if low is None else low
     high = score if high is None else high
     return {"x0": at(low), "x1": at(high), "w": max(at(high) - at(low), 1), "x": at(score)}
+
+
+def systems(summary: dict | None) -> dict | None:
+    """The systems ranked as horizontal intervals, best on top: one row per system with its
+    95% interval (x0 to x1) and effect (x), on an axis spanning every interval and zero."""
+    rows = (summary or {}).get("rows") or []
+    if not rows:
+        return None
+    ends = [0.0] + [
+        v for row in rows for v in (row["ci_low"], row["ci_high"], row["effect"]) if v is not None
+    ]
+    lo, hi = min(ends), max(ends)
+    pad = (hi - lo) * 0.05 or 0.5
+    lo, hi = lo - pad, hi + pad
+    row_height, top = 26, TOP
+    height = top + row_height * len(rows) + BOTTOM
+    left = 110  # room for the systems' names
+    inner_w = WIDTH - left - RIGHT
+
+    def sx(x):
+        return round(left + (x - lo) / (hi - lo) * inner_w, 1)
+
+    shapes = []
+    for n, row in enumerate(rows):
+        y = top + row_height * n + row_height / 2
+        low, high = row["ci_low"], row["ci_high"]
+        shapes.append(
+            {
+                "y": round(y, 1),
+                "label": row["source"],
+                "x": sx(row["effect"]),
+                "x0": sx(low) if low is not None else None,
+                "w": round(max(sx(high) - sx(low), 1), 1) if low is not None else None,
+                "title": f"{row['source']}: {row['effect']:+.2f}"
+                + ("" if low is None else f" (95% interval {low:+.2f} to {high:+.2f})"),
+            }
+        )
+    axis_y = top + row_height * len(rows)
+    return {
+        "rows": shapes,
+        "zero": sx(0.0),
+        "ticks": [{"x": sx(t), "label": f"{t:g}"} for t in _ticks(lo, hi) if lo <= t <= hi],
+        "x0": left,
+        "x1": WIDTH - RIGHT,
+        "y0": axis_y,
+        "y1": top,
+        "label_x": left - 8,
+        "tick_y": axis_y + 16,
+        "width": WIDTH,
+        "height": height,
+    }

@@ -27,6 +27,7 @@ from bws.filemode import (
     study_stats,
     write_score_table,
 )
+from bws.source_scores import groups_line, sources_lines, sources_summary, sources_table
 from projects.configuration import ConfigError
 from projects.datafiles import DataError
 from projects.interchange import InterchangeError
@@ -60,10 +61,12 @@ def run_score(args: argparse.Namespace) -> int:
             interval_method=args.intervals,
             shrinkage=args.shrinkage,
         )
+        labels = study.labels()
         path = write_score_table(
-            score_table(study.item_ids, study.texts, report),
+            score_table(study.item_ids, study.texts, report, labels),
             args.output or study.default_output(scheme),
         )
+        systems = sources_summary(sources_table(report.scores, labels, report.judgments), labels)
     except INPUT_ERRORS as exc:
         return _fail(exc)
     except OSError as exc:
@@ -86,6 +89,10 @@ def run_score(args: argparse.Namespace) -> int:
         f"Scored {int((report.scores.appearances > 0).sum())} items of scheme {scheme.name!r} "
         f"from {judgments.n_judgments} judgments ({METHOD_NAMES[method]}{interval}){note}"
     )
+    if labels.grouped:
+        print(groups_line(labels))
+    for line in sources_lines(systems):
+        print(line)
     print(f"Wrote {path}")
     for message in report_diagnostics(report, design=design_strategy(study)).messages:
         print(f"warning: {message}", file=sys.stderr)

@@ -45,6 +45,17 @@ from bws.core.scoring import (
     score_ranks,
 )
 from bws.core.scoring_options import DEFAULT_RESAMPLES, INTERVAL_METHODS, SHRINKAGE
+from bws.source_scores import (
+    ItemLabels,
+    groups_line,
+    keys_of,
+    labels_of,
+    ranks_within_groups,
+    row_order,
+    sources_lines,
+    sources_summary,
+    sources_table,
+)
 from projects import spreadsheet
 from projects.configuration import ProjectConfig, Scheme, load_config
 from projects.datafiles import LoadedData, load_items
@@ -62,6 +73,9 @@ TABLE_COLUMNS = (
     "appearances",
     "rank",
 )
+# Written after TABLE_COLUMNS when the design has groups (rank is then within the group)
+# or names each item's system.
+GROUP_COLUMN, SYSTEM_COLUMN = "group", "system"
 DEFAULT_SCORES_FILE = "bws_scores.tsv"
 # The project's tuples, written by the platform beside the project's config: the guides'
 # answer records name their tuple by id only, and are scored against this list.
@@ -138,6 +152,12 @@ class Study:
                 ).tuples
             )
         return sum(1 if n == size else math.ceil(n * r / size) for n in pools)
+
+    def labels(self) -> ItemLabels:
+        """Each item's group and system, as the design's group_key and system_key name them."""
+        keys = keys_of(self.config.bws)
+        values = {key: [item.data.get(key) for item in self.data.items] for key in keys}
+        return labels_of(self.config.bws, values)
 
     def default_output(self, scheme: Scheme) -> Path:
         if scoring_of(scheme).output_file:
@@ -302,22 +322,29 @@ class ScoreRow:
     worst_count: int
     appearances: int
     rank: int | None
+    group: str | None = None  # its group_key value; rank is then within the group
+    source: str | None = None  # its system_key value
 
 
-def score_table(item_ids: list[str], texts: list[str], report: ScoreReport) -> list[ScoreRow]:
+def score_table(
+    item_ids: list[str], texts: list[str], report: ScoreReport, labels: ItemLabels | None = None
+) -> list[ScoreRow]:
     """One row per item, sorted by score (highest first), rank 1 for the best.
 
     Items never shown have no score or rank and come last; scores tied within the fit's
-    precision share a rank (bws.core.scoring.score_ranks).
+    precision share a rank (bws.core.scoring.score_ranks). With groups (``labels``), rows
+    come group by group in order of first appearance and rank within their group: scores
+    of items never compared are not ranked against each other.
     """
+    labels = labels or ItemLabels()
     scores = report.scores
     shown = scores.appearances > 0
     values = scores.scores
-    ranks = score_ranks(scores)
-    order = sorted(
-        range(len(item_ids)),
-        key=lambda i: (not shown[i], -values[i] if shown[i] else 0.0, i),
-    )
+    within = ranks_within_groups(scores, labels)
+    ranks = score_ranks(scores) if within is None else within
+    group_of = labels.groups or [None] * len(item_ids)
+    sources = labels.sources or [None] * len(item_ids)
+    order = row_order(scores, labels)
     intervals = report.intervals
     rows = []
     for i in order:
@@ -335,6 +362,8 @@ def score_table(item_ids: list[str], texts: list[str], report: ScoreReport) -> l
                 worst_count=int(round(scores.worst_counts[i])),
                 appearances=int(round(scores.appearances[i])),
                 rank=int(ranks[i]) if shown[i] else None,
+                group=group_of[i],
+                source=sources[i],
             )
         )
     return rows
@@ -365,8 +394,12 @@ def write_score_table(
 def _write_table(rows: list[ScoreRow], stream, delimiter: str) -> None:
     # Formula-like cells are guarded, plain numbers stay numbers (projects/spreadsheet.py).
     writer = spreadsheet.writer(stream, delimiter=delimiter, lineterminator="\n")
-    writer.writerow(TABLE_COLUMNS)
+    grouped = any(row.group is not None for row in rows)
+    systems = any(row.source is not None for row in rows)
+    extra = [GROUP_COLUMN] * grouped + [SYSTEM_COLUMN] * systems
+    writer.writerow([*TABLE_COLUMNS, *extra])
     for row in rows:
+        labels = [row.group or ""] * grouped + [row.source or ""] * systems
         writer.writerow(
             [
                 row.item_id,
@@ -378,6 +411,7 @@ def _write_table(rows: list[ScoreRow], stream, delimiter: str) -> None:
                 row.worst_count,
                 row.appearances,
                 "" if row.rank is None else row.rank,
+                *labels,
             ]
         )
 
@@ -402,8 +436,13 @@ def format_stats(
     advice: Advice | None = None,
     model_reliability: dict | None = None,
     design: str | None = None,
+    sources: dict | None = None,
+    labels: ItemLabels | None = None,
 ) -> str:
     """One scheme's block of the statistics text, without the title.
+
+    ``sources``: the systems ranked (source_scores.sources_summary). With groups
+    (``labels``) no top items are listed across groups: their scores were never compared.
 
     ``model_reliability``: an adaptive design's model split-half
     (``model_reliability.model_reliability_entry``), shown after the counting one.
@@ -431,15 +470,21 @@ def format_stats(
         f"  Std:   {_tidy(values.std()):5.2f}",
         f"  Range: {_tidy(values.min()):+.2f} to {_tidy(values.max()):+.2f}",
         "",
-        f"Top {min(top, int(shown.sum()))} Items:",
     ]
     best = [i for i in np.argsort(-scores.scores, kind="stable") if shown[i]][:top]
+    if labels is not None and labels.grouped:
+        best = []
+        lines.append(groups_line(labels))
+    else:
+        lines.append(f"Top {min(top, int(shown.sum()))} Items:")
     width = max((len(item_ids[i]) for i in best), default=0) + 1
     for i in best:
         line = f"  {item_ids[i] + ':':<{width}} {scores.scores[i]:5.2f}"
         if report.intervals is not None:
             line += f" ({_half_width(report.intervals, diagnostics, i)})"
         lines.append(line)
+    if sources:
+        lines += ["", *sources_lines(sources), ""]
     if reliability is None or math.isnan(reliability.mean):
         lines.append("Split-Half Reliability: not available (too few judgments)")
     else:
@@ -504,6 +549,7 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
     """The statistics text of every BWS scheme of a study (title, then one block each)."""
     blocks = []
     seed = study.config.bws.seed if seed is None else seed
+    labels = study.labels()
     for scheme in study.config.bws_schemes:
         judgments = study.judgments(scheme.name)
         if judgments.n_judgments == 0:
@@ -533,6 +579,10 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
                 advice=advice_for_judgments(judgments, reliability.mean, model_reliability=model),
                 model_reliability=model,
                 design=design_strategy(study),
+                sources=sources_summary(
+                    sources_table(report.scores, labels, report.judgments), labels
+                ),
+                labels=labels,
             )
         )
     return "BWS Statistics\n==============\n" + "\n\n".join(blocks) + "\n"

@@ -135,6 +135,12 @@ class ScoreRun(models.Model):
         help_text="Each annotator's estimated sensitivity with its interval "
         "(bws.core.annotator_model), keyed by user id, and whether the scores used them.",
     )
+    sources = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The systems ranked (tuple_generation.system_key), with 95% intervals and "
+        "rank sets (bws.source_scores.sources_summary); none without a system_key.",
+    )
     data_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="Time of the newest answer this run read."
     )
@@ -169,7 +175,15 @@ class ItemScore(models.Model):
     best = models.PositiveIntegerField()
     worst = models.PositiveIntegerField()
     appearances = models.PositiveIntegerField()
-    rank = models.PositiveIntegerField(null=True)
+    rank = models.PositiveIntegerField(
+        null=True, help_text="1 for the best; within its group when the design has groups."
+    )
+    design_group = models.CharField(
+        max_length=255, blank=True, help_text="Its tuple_generation.group_key value, if any."
+    )
+    source = models.CharField(
+        max_length=255, blank=True, help_text="Its tuple_generation.system_key value, if any."
+    )
 
     class Meta:
         ordering = ["run", "rank"]

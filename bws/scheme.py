@@ -54,6 +54,8 @@ class BwsOptions(SchemeEntry):
         ),
         "seed": ("belongs in tuple_generation", "tuple_generation.seed"),
         "bootstrap_iterations": ("belongs in scoring", "scoring.bootstrap_iterations"),
+        "system_key": ("belongs in tuple_generation", "tuple_generation.system_key"),
+        "group_key": ("belongs in tuple_generation", "tuple_generation.group_key"),
     }
 
     def options(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 import numpy as np
 from django.db.models import F, QuerySet
+from django.db.models.fields.json import KeyTextTransform
 
 from annotation.models import Annotation
 from bws.configuration import design_of
@@ -12,6 +13,7 @@ from projects.selectors import excluded_user_ids
 from .core.diagnostics import StoredDiagnostics
 from .core.judgments import Judgments
 from .models import BwsTuple, ItemScore, ScoreRun
+from .source_scores import ItemLabels, keys_of, labels_of
 
 
 def bws_scheme_names(project: Project) -> list[str]:
@@ -88,6 +90,20 @@ def item_ids_and_texts(project: Project) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
+def item_labels(project: Project) -> ItemLabels:
+    """Each item's group and system (the design's group_key and system_key), in index
+    order, read in one query; empty labels when the design names neither."""
+    design = project.settings.bws
+    keys = keys_of(design)
+    if not keys:
+        return ItemLabels()
+    fields = {f"label_{n}": KeyTextTransform(key, "data") for n, key in enumerate(keys)}
+    items = Item.objects.filter(project=project).order_by("index").annotate(**fields)
+    rows = list(items.values_list(*fields))
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(keys)
+    return labels_of(design, dict(zip(keys, columns, strict=True)))
+
+
 def planned_tuples(project: Project) -> int:
     return BwsTuple.objects.filter(project=project).count()
 
@@ -125,8 +141,10 @@ def latest_failed_run(project: Project, scheme: str) -> ScoreRun | None:
 
 
 def ranked_items(run: ScoreRun) -> QuerySet[ItemScore]:
-    """The run's item scores, best rank first; unranked items (no score) last, by index."""
-    return ItemScore.objects.filter(run=run).order_by(F("rank").asc(nulls_last=True), "item_index")
+    """The run's item scores, best rank first; unranked items (no score) last, by index.
+    With groups, group by group (ranks are within a group)."""
+    order = (F("rank").asc(nulls_last=True), "item_index")
+    return ItemScore.objects.filter(run=run).order_by("design_group", *order)
 
 
 def run_diagnostics(run: ScoreRun | None) -> StoredDiagnostics:

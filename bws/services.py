@@ -35,6 +35,7 @@ from .filemode import (
     write_score_table,
 )
 from .models import ItemScore, ScoreRun, ScoringState
+from .source_scores import ItemLabels, sources_summary, sources_table
 
 log = logging.getLogger(__name__)
 
@@ -248,9 +249,11 @@ def score_everything(
     scheme: str,
     model=None,
     design: str | None = None,
+    labels: ItemLabels | None = None,
 ):
     """The numeric part of a run, with no database access: scores with intervals,
-    split-half reliability, convergence, the advice on when to stop and the stats text.
+    split-half reliability, convergence, the advice on when to stop, the stats text and
+    the systems ranked (``labels``: the items' groups and systems, ranks within groups).
     ``model``: an adaptive design's model split-half (model_reliability_entry), which
     makes the advice's projected reliability a range. ``design``: the adaptive strategy
     (bws.core.diagnostics marks intervals under iterative rounds approximate). Last: each
@@ -265,7 +268,9 @@ def score_everything(
         interval_method=params.get("interval_method", "bootstrap"),
         shrinkage=params.get("shrinkage", "fixed"),
     )
-    rows = score_table(ids, texts, report)
+    labels = labels or ItemLabels()
+    rows = score_table(ids, texts, report, labels)
+    sources = sources_summary(sources_table(report.scores, labels, report.judgments), labels)
     reliability = split_half(judgments, seed=params.get("seed", 0))
     points = convergence(judgments, method) if judgments.n_judgments >= 10 else []
     advice = advice_for_judgments(
@@ -284,9 +289,11 @@ def score_everything(
         advice=advice,
         model_reliability=model,
         design=design,
+        sources=sources,
+        labels=labels,
     )
     annotators = getattr(report.intervals, "reliability", None)
-    return rows, reliability, points, stats, advice, annotators
+    return rows, reliability, points, stats, advice, sources, annotators
 
 
 def _compute(run: ScoreRun) -> _Computed:
@@ -334,8 +341,9 @@ def _compute(run: ScoreRun) -> _Computed:
     if adaptive is not None:
         model = model_reliability_entry(judgments, run.method, seed=params.get("seed", 0))
     design = None if adaptive is None else str(adaptive.strategy)
-    rows, reliability, points, stats, advice, annotators = score_everything(
-        *work, model=model, design=design
+    labels = selectors.item_labels(project)
+    rows, reliability, points, stats, advice, sources, annotators = score_everything(
+        *work, model=model, design=design, labels=labels
     )
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
     index_of = {item_id: n for n, item_id in enumerate(ids)}
@@ -349,6 +357,7 @@ def _compute(run: ScoreRun) -> _Computed:
             reliability=_reliability_dict(reliability, model),
             advice=_json_ready(advice.to_dict()),
             annotator_reliability=_annotator_reliability_dict(annotators, users),
+            sources=sources,
             convergence=[
                 {
                     "fraction": p.fraction,
@@ -377,7 +386,11 @@ _ITEM_SCORE_FIELDS = (
     "worst",
     "appearances",
     "rank",
+    "design_group",
+    "source",
 )
+# The longest group or system value an item row keeps (ItemScore's field length).
+LABEL_LENGTH = 255
 
 
 def write_item_scores(run: ScoreRun, rows, index_of: dict) -> None:
@@ -401,6 +414,8 @@ def write_item_scores(run: ScoreRun, rows, index_of: dict) -> None:
                 row.worst_count,
                 row.appearances,
                 row.rank,
+                (row.group or "")[:LABEL_LENGTH],
+                (row.source or "")[:LABEL_LENGTH],
             )
             for row in rows
         )
@@ -521,6 +536,8 @@ def run_rows(run: ScoreRun) -> list:
             worst_count=i.worst,
             appearances=i.appearances,
             rank=i.rank,
+            group=i.design_group or None,
+            source=i.source or None,
         )
         for i in items
     ]

@@ -76,6 +76,7 @@ def dashboard(request, slug):
     context["diagnostics"] = diagnostics.messages
     if run is not None and run.n_judgments:
         context.update(_scores_context(project, run, request.GET.get("page"), diagnostics))
+        context.update(_systems_context(run))
     return render(request, "bws/dashboard.html", context)
 
 
@@ -114,9 +115,26 @@ def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
             for item in page
         ],
         "range": (lo, hi),
+        # With a group_key, ranks are within groups and the design's groups are shown; the
+        # separate groups diagnostics finds are then those same groups.
+        "group_key": _group_key(project, page),
         "n_groups": diagnostics.n_groups,
         "any_approximate": bool(run.diagnostics and run.diagnostics.get("n_approximate")),
     }
+
+
+def _group_key(project, page) -> str | None:
+    """The design's group_key when the run's items carry their groups (ranks within them)."""
+    bws = project.settings.bws
+    key = bws.group_key if bws is not None and not bws.items_key else None
+    return key if key and any(item.design_group for item in page) else None
+
+
+def _systems_context(run: ScoreRun | None) -> dict:
+    """The systems ranked card's table and chart, when the run ranked systems."""
+    if run is None or not run.sources:
+        return {}
+    return {"sources": run.sources, "systems_chart": charts.systems(run.sources)}
 
 
 @login_required

@@ -41,6 +41,10 @@ class TupleGeneration(Block):
     ensure_pair_coverage: Flag = False
     # Items sharing this data field's value form a group; tuples never mix groups.
     group_key: Name | None = None
+    # The data field naming each item's source (the MT system, the model that wrote it): the
+    # scores then rank the sources, through the groups when there are groups. Not the
+    # scheme's source_key, which names the field shown above a tuple.
+    system_key: Name | None = None
     # Further batches designed from the current fit (absent: the balanced design only).
     adaptive: AdaptiveBlock | None = None
 

@@ -43,6 +43,8 @@ BWS_A_SCHEME_HINTS: dict[str, tuple[str, str | None]] = {
     "tuples_per_item": ("belongs in the top-level bws_config", "bws_config.min_item_appearances"),
     "seed": ("belongs in the top-level bws_config", "bws_config.seed"),
     "method": ("belongs in the top-level bws_config", "bws_config.scoring.method"),
+    "group_key": ("belongs in the top-level bws_config", "bws_config.group_key"),
+    "system_key": ("belongs in the top-level bws_config", "bws_config.system_key"),
     "best_label": ("is the best_worst_scaling (dialect B) name", "best_description"),
     "worst_label": ("is the best_worst_scaling (dialect B) name", "worst_description"),
 }
@@ -62,6 +64,7 @@ BWS_CONFIG_PLACES = {
     "method": ("tuple_generation", "method"),
     "ensure_pair_coverage": ("tuple_generation", "ensure_pair_coverage"),
     "group_key": ("tuple_generation", "group_key"),
+    "system_key": ("tuple_generation", "system_key"),
     "adaptive": ("tuple_generation", "adaptive"),
     "scoring": ("scoring",),
 }

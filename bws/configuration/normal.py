@@ -39,6 +39,8 @@ class BwsDesign(_Stored):
     seed: int = DEFAULT_SEED
     ensure_pair_coverage: bool = False
     group_key: str | None = None
+    # The item field naming each item's source (system); scores then rank the sources.
+    system_key: str | None = None
     # Adaptive batches after the balanced start (bws.adaptive); None: the balanced design only.
     adaptive: AdaptiveSettings | None = None
 

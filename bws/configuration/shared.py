@@ -75,5 +75,6 @@ def shared_design(bws: list, translated: Translated, issues: Issues) -> BwsDesig
         seed=generation.seed,
         ensure_pair_coverage=generation.ensure_pair_coverage,
         group_key=generation.group_key,
+        system_key=generation.system_key,
         adaptive=AdaptiveSettings.of(generation.adaptive),
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse, stats
+from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from bws.core import annotator_model
@@ -313,6 +314,14 @@ def estimate_shrinkage(
         # shrunk too hard: coverage 0.934 at 24 appearances, 0.943 without it
         # (benchmarks/coverage.py). Plackett-Luce's figures were measured with it in.
         sampling -= temper / (2.0 * WEAK_ALPHA * weak.scores.size)
+    if weak.scores.size <= EXACT_DIAGONAL_ITEMS:
+        # Items in separate groups (tuple_generation.group_key): each further group's mean
+        # is left to the weak penalty too, and its variance, temper / (2 WEAK_ALPHA n) per
+        # group, is no spread of the utilities. Left in, 40 groups of 5 items brought the
+        # prior to its floor and the scores to a tenth of their scale
+        # (benchmarks/source_coverage.py).
+        extra = _linked_groups(judgments) - 1
+        sampling -= extra * temper / (2.0 * WEAK_ALPHA * weak.scores.size)
     moments = max(MIN_PRIOR_VARIANCE, float(np.var(weak.scores)) - sampling)
     # The fixed point of tau2 = mean(u_i**2 + v_i), by secant steps on its residual (a
     # plain iteration of it converges slowly: 15 refits where the secant takes 4 or 5).
@@ -332,6 +341,20 @@ def estimate_shrinkage(
     scores, variance = fitted(penalty(prior), scores)
     shrinkage = Shrinkage(prior, temper * penalty(prior), marginal, moments, iterations, temper)
     return shrinkage, scores, variance
+
+
+def _linked_groups(judgments: Judgments) -> int:
+    """How many groups of shown items the tuples link (1 for a connected design)."""
+    items = judgments.items
+    if items.shape[0] == 0:
+        return 1
+    shown = np.unique(items)
+    index = np.searchsorted(shown, items)
+    first = np.repeat(index[:, :1], items.shape[1] - 1, axis=1).ravel()
+    edges = sparse.coo_matrix(
+        (np.ones(first.size), (first, index[:, 1:].ravel())), shape=(shown.size, shown.size)
+    )
+    return int(connected_components(edges, directed=False)[0])
 
 
 def _next_prior(points: list[tuple[float, float]], image: float) -> float:
