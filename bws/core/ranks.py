@@ -47,9 +47,8 @@ DENSE_ITEMS = 400
 PAIR_BUDGET = 20_000_000
 # Bootstrap arrays are built in chunks of about this many floats (32 MB).
 CHUNK = 4_000_000
-# Steps of the step-down at most: each takes draws x n^2; stopping early only leaves
-# intervals wider (the bulk of what stepping down gains comes in the first few).
-STEPS = 6
+# Steps of the step-down at most (a few are the rule; stopping early only leaves the
+# intervals wider).
 MAX_STEPS = 50
 
 
@@ -125,7 +124,7 @@ def rank_intervals(
     none = np.zeros((n, n), dtype=bool)
     # simultaneous: one family of every ordered pair (a, b), "a above b"
     decided = np.zeros((n, n), dtype=bool)
-    for _ in range(STEPS):
+    for _ in range(MAX_STEPS):
         remaining = off & ~decided
         maxima = _family_maxima(z, inverse, remaining, none).max(axis=0)
         new = remaining & (t > np.quantile(maxima, level))
@@ -136,7 +135,7 @@ def rank_intervals(
     # marginal: item j's family is every open pair it is in, (j above k) and (k above j)
     above = np.zeros((n, n), dtype=bool)  # above[j, k]: j confidently above k
     below = np.zeros((n, n), dtype=bool)  # below[j, k]: k confidently above j
-    for _ in range(STEPS):
+    for _ in range(MAX_STEPS):
         maxima = _family_maxima(z, inverse, off & ~above, off & ~below)
         critical = np.quantile(maxima, level, axis=1)
         new_above = off & ~above & (t > critical[:, None])
