@@ -1,10 +1,10 @@
 """Rank-interval coverage: how often the rank intervals and top-k sets hold the true ranks.
 
     python benchmarks/rank_coverage.py [--items 20 100 250] [--reps 20] [--appearances 8]
-        [--methods ...] [--utilities normal|t3] [--draws 1000]
+        [--methods ...] [--utilities normal|t3] [--scale 1.0] [--draws 1000]
 
-Simulated studies as in benchmarks/coverage.py (known utilities, a balanced design with
-T = 4 and r appearances per item, one MaxDiff judgment per tuple), scored with the
+Simulated studies as in benchmarks/coverage.py (known utilities of sd ``--scale``, a
+balanced design with T = 4 and r appearances per item, one MaxDiff judgment per tuple), scored with the
 calibrated intervals, then bws.core.ranks.score_rank_intervals. The true ranks are the
 ranks of the true utilities; "target" columns use the ranks of what each method
 estimates instead (benchmarks/coverage.py: the design value for Bradley-Terry and
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.coverage import SIZE, simulate, target  # noqa: E402
+from benchmarks.coverage import SIZE, target  # noqa: E402
 from bws.core import scoring  # noqa: E402
 from bws.core.choice_models import sample_maxdiff  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
@@ -44,17 +44,15 @@ def true_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def cell(method, n_items, appearances, reps, draws, utilities):
+def cell(method, n_items, appearances, reps, draws, utilities, scale):
     keys = ("marginal", "simultaneous", "target_marginal", "target_simultaneous")
     keys += ("confident", "possible", "width", "sim_width", "n_confident", "n_possible", "sec")
     found = {key: [] for key in keys}
     k = max(1, n_items // 10)
     for rep in range(reps):
         seed = 7919 * rep + 1
-        if utilities == "t3":
-            judgments, truth, tuples, own = simulate_t3(n_items, appearances, seed)
-        else:
-            judgments, truth, tuples, own = simulate(n_items, appearances, 1, 0.0, seed)
+        judgments, truth, tuples = simulate(n_items, appearances, seed, utilities, scale)
+        own = None
         scores, intervals = calibrated(judgments, method)
         started = time.perf_counter()
         ranks = score_rank_intervals(judgments, scores, intervals, draws=draws, seed=rep)
@@ -76,19 +74,21 @@ def cell(method, n_items, appearances, reps, draws, utilities):
     return {key: float(np.mean(values)) for key, values in found.items()}, k, ranks.procedure
 
 
-def simulate_t3(n_items, appearances, seed):
-    """The same study with utilities drawn from a t distribution with 3 degrees of freedom
-    (scaled to sd 1): heavier tails than the normal prior the model fits assume."""
+def simulate(n_items, appearances, seed, utilities="normal", scale=1.0):
+    """One study: judgments, true utilities (normal, or t with 3 degrees of freedom scaled
+    to the same sd, ``scale``) and the design (one MaxDiff judgment per tuple)."""
     rng = np.random.default_rng(seed)
-    truth = rng.standard_t(3, size=n_items) / np.sqrt(3.0)
-    truth -= truth.mean()
+    if utilities == "t3":
+        truth = rng.standard_t(3, size=n_items) / np.sqrt(3.0)
+    else:
+        truth = rng.normal(size=n_items)
+    truth = scale * (truth - truth.mean())
     tuples = balanced_tuples(n_items, SIZE, appearances, seed=seed)
     best, worst = sample_maxdiff(tuples, truth, rng)
     m = tuples.shape[0]
-    judgments = Judgments(
-        tuples, best, worst, np.arange(m), np.zeros(m, dtype=np.int64), np.arange(m), n_items
-    )
-    return judgments, truth, tuples, None
+    zeros = np.zeros(m, dtype=np.int64)
+    judgments = Judgments(tuples, best, worst, np.arange(m), zeros, np.arange(m), n_items)
+    return judgments, truth, tuples
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,10 +99,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--methods", nargs="+", default=list(scoring.METHODS))
     parser.add_argument("--utilities", choices=("normal", "t3"), default="normal")
     parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--scale", type=float, default=1.0, help="sd of the true utilities")
     args = parser.parse_args(argv)
     print(
         f"{args.reps} studies per cell, T = 4, r = {args.appearances}, one judgment per "
-        f"tuple, {args.utilities} utilities, 95% rank intervals, {args.draws} draws"
+        f"tuple, {args.utilities} utilities of sd {args.scale}, 95% rank intervals, "
+        f"{args.draws} draws"
     )
     header = (
         "| method | items | procedure | marginal | simultaneous | target marginal "
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     for method in args.methods:
         for n in args.items:
             f, k, procedure = cell(
-                method, n, args.appearances, args.reps, args.draws, args.utilities
+                method, n, args.appearances, args.reps, args.draws, args.utilities, args.scale
             )
             row = [method, n, procedure]
             row += [f"{f[key]:.3f}" for key in ("marginal", "simultaneous")]
