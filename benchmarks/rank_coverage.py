@@ -4,8 +4,8 @@
         [--methods ...] [--utilities normal|t3] [--scale 1.0] [--draws 1000]
 
 Simulated studies as in benchmarks/coverage.py (known utilities of sd ``--scale``, a
-balanced design with T = 4 and r appearances per item, one MaxDiff judgment per tuple), scored with the
-calibrated intervals, then bws.core.ranks.score_rank_intervals. The true ranks are the
+balanced design with T = 4 and r appearances per item, one MaxDiff judgment per tuple),
+scored with the calibrated intervals, then bws.core.ranks.score_rank_intervals. The true ranks are the
 ranks of the true utilities; "target" columns use the ranks of what each method
 estimates instead (benchmarks/coverage.py: the design value for Bradley-Terry and
 counting), which can differ where two items are close.
