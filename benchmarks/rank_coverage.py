@@ -5,10 +5,10 @@
 
 Simulated studies as in benchmarks/coverage.py (known utilities of sd ``--scale``, a
 balanced design with T = 4 and r appearances per item, one MaxDiff judgment per tuple),
-scored with the calibrated intervals, then bws.core.ranks.score_rank_intervals. The true ranks are the
-ranks of the true utilities; "target" columns use the ranks of what each method
-estimates instead (benchmarks/coverage.py: the design value for Bradley-Terry and
-counting), which can differ where two items are close.
+scored with the calibrated intervals, then bws.core.ranks.score_rank_intervals. The
+true ranks are the ranks of the true utilities; "target" columns use the ranks of what
+each method estimates instead (benchmarks/coverage.py: the design value for
+Bradley-Terry and counting), which can differ where two items are close.
 
 Per method and size: marginal coverage (share of items whose interval holds its rank),
 simultaneous coverage (share of studies where every interval does; stated 0.95), top-k
