@@ -286,9 +286,9 @@ def estimate_shrinkage(
     sum(u_i**2 - v_i) / (n - 1) from a weakly penalised fit, is biased high then (maximum
     likelihood spreads the utilities). The v_i are the centred utilities' variances
     (``posterior_variance``): the items' common shift, whose variance the weak penalty
-    makes large (1 / (2 WEAK_ALPHA n): 1.25 at 40 items), is in neither. Their mean covers in 0.93-0.97 where either alone does not
-    (benchmarks/coverage.py). ``model``: the method's model of these judgments when the
-    caller has it (its refits share it).
+    makes large (1 / (2 WEAK_ALPHA n): 1.25 at 40 items), is in neither. Their mean
+    covers in 0.93-0.97 where either alone does not (benchmarks/coverage.py). ``model``:
+    the method's model of these judgments when the caller has it (its refits share it).
     """
     model = model or model_for(method, judgments)
     counts = item_counts(judgments)
