@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import sparse, stats
-from scipy.special import expit
+from scipy import sparse
+from scipy.special import expit, ndtri, stdtrit
 
 from bws.core.choice_models import model_for
 from bws.core.judgments import Judgments
@@ -380,7 +380,7 @@ def model_intervals(
         scores = replace(
             scores, scores=scores.scores * spread.scale, step=scores.step * spread.scale
         )
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = float(ndtri(0.5 + level / 2.0))  # the normal quantile
     std = np.sqrt(variance)
     shown = scores.appearances > 0
     low = np.where(shown, scores.scores - z * std, np.nan)
@@ -425,7 +425,7 @@ def counting_intervals(
     shown = appearances > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         std = np.where(shown, np.sqrt(moderated / np.maximum(appearances, 1)), np.nan)
-    t = stats.t.ppf(0.5 + level / 2.0, COUNTING_PRIOR_DF + df_own)
+    t = stdtrit(COUNTING_PRIOR_DF + df_own, 0.5 + level / 2.0)  # Student's t quantile
     low = np.where(shown, np.maximum(values - t * std, -1.0), np.nan)
     high = np.where(shown, np.minimum(values + t * std, 1.0), np.nan)
     return Intervals(low, high, std, level, "counting", "moderated-t")
