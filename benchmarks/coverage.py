@@ -1,6 +1,7 @@
 """Interval coverage: how often each method's 95% intervals hold the value they estimate.
 
-    python benchmarks/coverage.py [--items 250] [--reps 20] [--methods ...] [--old]
+    python benchmarks/coverage.py [--items 250 ...] [--reps 20] [--methods ...] [--old]
+    python benchmarks/coverage.py --small [--reps 20]   (6, 10, 20, 40, 100 items)
 
 Simulated studies with known utilities (normal, sd 1), a balanced design with T = 4 and
 r appearances per item (4, 8, 16, 24), one or three judgments per tuple, drawn from the
@@ -13,8 +14,10 @@ for the design (the mean over an item's tuples of P(best) - P(worst)).
 Prints per method and cell: coverage (with its standard error over replicates), mean
 interval width, and for the model fits the slope of estimate on truth, the slope of
 truth on estimate, RMSE and Spearman with the truth. ``--old`` adds the percentile
-bootstrap (by tuple, 1000 resamples) the platform used before. Figures, not assertions;
-benchmarks/RESULTS.md keeps a run.
+bootstrap (by tuple, 1000 resamples) the platform used before. ``--small``: studies of 6 to
+100 items, r = 4, 8, 16, annotators who agree, with at least SMALL_INTERVALS intervals per
+cell (more studies where the items are few), and the share of items whose interval the
+platform marks approximate. Figures, not assertions; benchmarks/RESULTS.md keeps a run.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bws.core import scoring  # noqa: E402
 from bws.core.bootstrap import bootstrap_intervals  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
+from bws.core.diagnostics import diagnose_report  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
 
 ANNOTATORS = 20
 SIZE = 4
+SMALL_ITEMS = (6, 10, 20, 40, 100)
+SMALL_INTERVALS = 2500
 
 
 def simulate(n_items, appearances, per_tuple, spread, seed):
@@ -121,6 +127,7 @@ def target(method, truth, tuples, own=None):
 def cell(method, n_items, appearances, per_tuple, spread, reps, old):
     figures = {key: [] for key in ("cover", "width", "slope", "calibration", "rmse", "rho")}
     figures.update({"old_cover": [], "old_width": [], "population_cover": []})
+    figures.update({"approximate": [], "plain_inside": []})
     for rep in range(reps):
         judgments, truth, tuples, own = simulate(
             n_items, appearances, per_tuple, spread, 7919 * rep + 1
@@ -129,6 +136,10 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
         scores, intervals = calibrated(judgments, method)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         figures["cover"].append(inside.mean())
+        # The items whose interval the platform shows as approximate, and the others.
+        marked = diagnose_report(judgments, scores, intervals).approximate
+        figures["approximate"].append(marked.mean())
+        figures["plain_inside"].extend(inside[~marked])
         if method == "plackett_luce" and own is not None:
             # What the judgments can tell: the utilities the annotators' pooled choices
             # follow, flatter than the true ones when annotators differ.
@@ -148,7 +159,27 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
             figures["old_width"].append(np.nanmean(boot.high - boot.low))
     result = {key: float(np.mean(values)) for key, values in figures.items() if values}
     result["cover_se"] = float(np.std(figures["cover"]) / np.sqrt(reps))
+    plain = figures["plain_inside"]
+    result["plain_cover"] = float(np.mean(plain)) if plain else float("nan")
     return result
+
+
+def small_table(methods, items, appearances, reps: int) -> None:
+    """Coverage on small studies (annotators who agree): per cell at least SMALL_INTERVALS
+    intervals, the share of items marked approximate and the coverage of the others."""
+    print(f"T = {SIZE}, annotators agree, 95% intervals, >= {SMALL_INTERVALS} per cell")
+    print("| method | items | r | judgments/tuple | studies | coverage | marked approximate |")
+    print("|---|---:|---:|---:|---:|---|---|")
+    for method, n, r, per in itertools.product(methods, items, appearances, (1, 3)):
+        started = time.perf_counter()
+        studies = max(reps, -(-SMALL_INTERVALS // n))
+        f = cell(method, n, r, per, 0.0, studies, False)
+        marked = f"{f['approximate']:.3f}"
+        if f["approximate"] > 0:
+            marked += f" (others cover {f['plain_cover']:.3f})"
+        row = [method, n, r, per, studies, f"{f['cover']:.3f} ± {f['cover_se']:.3f}", marked]
+        print("| " + " | ".join(str(x) for x in row) + " |", flush=True)
+        print(f"  ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
 
 def shrinkage_table(n_items: int, reps: int) -> None:
@@ -209,10 +240,13 @@ def threshold_table(n_items: int, reps: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=250)
+    parser.add_argument("--items", nargs="+", type=int, help="default 250 (--small: 6 to 100)")
+    parser.add_argument(
+        "--small", action="store_true", help=f"only small studies ({SMALL_ITEMS} items)"
+    )
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--methods", nargs="+", default=list(scoring.METHODS))
-    parser.add_argument("--appearances", nargs="+", type=int, default=[4, 8, 16, 24])
+    parser.add_argument("--appearances", nargs="+", type=int, help="default 4 8 16 24")
     parser.add_argument("--old", action="store_true", help="also the percentile bootstrap")
     parser.add_argument(
         "--shrinkage", action="store_true", help="only the shrinkage table (against alpha 0.01)"
@@ -221,13 +255,25 @@ def main(argv: list[str] | None = None) -> None:
         "--thresholds", action="store_true", help="only the bootstrap's small-sample table"
     )
     args = parser.parse_args(argv)
+    if args.small:
+        small_table(
+            args.methods, args.items or SMALL_ITEMS, args.appearances or (4, 8, 16), args.reps
+        )
+        return
+    args.items = args.items or [250]
+    args.appearances = args.appearances or [4, 8, 16, 24]
     if args.thresholds:
-        threshold_table(args.items, args.reps)
+        threshold_table(args.items[0], args.reps)
         return
     if args.shrinkage:
-        shrinkage_table(args.items, args.reps)
+        shrinkage_table(args.items[0], args.reps)
         return
-    print(f"{args.items} items, {args.reps} studies per cell, T = {SIZE}, 95% intervals")
+    for n_items in args.items:
+        coverage_table(n_items, args)
+
+
+def coverage_table(n_items: int, args) -> None:
+    print(f"{n_items} items, {args.reps} studies per cell, T = {SIZE}, 95% intervals")
     header = "| method | r | judgments/tuple | annotator sd | coverage | pooled coverage | width |"
     header += " slope est~truth | slope truth~est | RMSE | Spearman |"
     if args.old:
@@ -237,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
     for method in args.methods:
         for r, per, spread in itertools.product(args.appearances, (1, 3), (0.0, 0.5)):
             started = time.perf_counter()
-            f = cell(method, args.items, r, per, spread, args.reps, args.old)
+            f = cell(method, n_items, r, per, spread, args.reps, args.old)
             row = [method, r, per, spread, f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
             pooled = f.get("population_cover")
             row += ["" if pooled is None else f"{pooled:.3f}", f"{f['width']:.3f}"]

@@ -36,7 +36,8 @@ from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from .design_repair import PairSearch, pair_arrays, repair_sparse
 
@@ -384,8 +385,12 @@ def _patch_coverage(rows: np.ndarray, counts: np.ndarray, rng: np.random.Generat
 
 def _seat(load: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Position for each of T items, a permutation minimising their summed past loads."""
-    _, cols = linear_sum_assignment(load + rng.random(load.shape) * 0.1)
-    return cols
+    # Every entry positive (a sparse matrix has no zero edges); adding 1 to all of them
+    # changes no permutation's order. (scipy.sparse.csgraph rather than scipy.optimize,
+    # whose import costs the command line a quarter of a second.)
+    cost = load + rng.random(load.shape) * 0.1 + 1.0
+    rows, cols = min_weight_full_bipartite_matching(csr_matrix(cost))
+    return cols[np.argsort(rows)]
 
 
 def _build_rows(n: int, size: int, m: int, rng: np.random.Generator) -> np.ndarray:

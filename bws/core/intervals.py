@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
+from scipy.special import expit, ndtri, stdtrit
 
 from bws.core import annotator_model
 from bws.core.choice_models import model_for
@@ -34,10 +34,11 @@ from bws.core.scores import Scores, counting_scores, item_counts
 from bws.core.scoring import fit
 
 DEFAULT_LEVEL = 0.95
-# Up to this many items the inverse Hessian's diagonal is exact (a dense inverse, about a
-# second at 3,000 items); above, a second-order expansion about the diagonal, within 1-2%
-# of the exact values on balanced designs (benchmarks/coverage.py checks it).
-EXACT_DIAGONAL_ITEMS = 3000
+# Up to this many items the inverse Hessian's diagonal is exact (a dense inverse, a few ms
+# at 400 items); above, a second-order expansion about the diagonal, within 0.2-0.6% of the
+# exact values at the fitted prior and 1-6% (on the mean) at the weak penalty, on balanced
+# designs of 2,000 items (benchmarks/coverage.py --diagonal measures it).
+EXACT_DIAGONAL_ITEMS = 400
 # The prior variance's fixed point is sought at most this many times (each a warm refit),
 # to 1% (the intervals move by well under 1% with it).
 PRIOR_ITERATIONS = 25
@@ -169,21 +170,27 @@ def penalty(prior_variance: float) -> float:
 
 
 def posterior_variance(model, u: np.ndarray, alpha: float) -> np.ndarray:
-    """The diagonal of the inverse of the penalised Hessian at u.
+    """The posterior variance of each centred utility u_i - mean(u): the diagonal of the
+    inverse of the penalised Hessian at u, less the variance of the items' common shift.
 
+    The likelihood leaves that shift to the penalty alone (the Hessian's rows sum to zero,
+    so the constant vector is an eigenvector of eigenvalue 2 alpha) and every exact v_i
+    holds its variance 1 / (2 alpha n); the scores, and what they estimate, are centred.
     Exact up to EXACT_DIAGONAL_ITEMS items; above, H = D - A (D its diagonal) is inverted
     to second order, diag(D^-1 + D^-1 A D^-1 A D^-1), the first-order term having a zero
-    diagonal.
+    diagonal (a series that leaves the shift's slow mode out).
     """
-    if u.size <= EXACT_DIAGONAL_ITEMS:
-        hessian = model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)
-        return np.diag(np.linalg.inv(hessian.toarray())).copy()
+    n = u.size
+    if n <= EXACT_DIAGONAL_ITEMS:
+        hessian = model.hessian(u).toarray()
+        hessian[np.diag_indices(n)] += 2.0 * alpha
+        exact = np.diag(np.linalg.inv(hessian))
+        return np.maximum(exact - 1.0 / (2.0 * alpha * n), 0.0)
     # sum_k A_ik^2 / D_k over the distinct pairs (i, k), summed over the judgments first
     # (the pair structure is found once per model; the sparse matrix is never built).
     inverse = 1.0 / (model.hessian_diagonal(model.curvature(u)) + 2.0 * alpha)
     first, second, occurrence = model.off_diagonal_pairs()
     squared = np.bincount(occurrence, model.off_diagonal_values(u), first.size) ** 2
-    n = u.size
     spread = np.bincount(first, squared * inverse[second], n)
     spread += np.bincount(second, squared * inverse[first], n)
     return inverse + spread * inverse**2
@@ -282,12 +289,14 @@ def estimate_shrinkage(
     is a fit with penalty temper * alpha and posterior variances temper times larger.
 
     Two estimates of the prior variance are averaged. The Laplace marginal likelihood's
-    fixed point, tau2 = mean(u_i**2 + v_i), is biased low when items have few judgments
-    (the approximation is poor there and over-shrinks); the method of moments,
-    var(u) - mean(v) from a weakly penalised fit, is biased high then (maximum likelihood
-    spreads the utilities). Their mean covers in 0.93-0.97 where either alone does not
-    (benchmarks/coverage.py). ``model``: the method's model of these judgments when the
-    caller has it (its refits share it).
+    fixed point, tau2 = sum(u_i**2 + v_i) / (n - 1), is biased low when items have few
+    judgments (the approximation is poor there and over-shrinks); the method of moments,
+    sum(u_i**2 - v_i) / (n - 1) from a weakly penalised fit, is biased high then (maximum
+    likelihood spreads the utilities). The v_i are the centred utilities' variances
+    (``posterior_variance``): the items' common shift, whose variance the weak penalty
+    makes large (1 / (2 WEAK_ALPHA n): 1.25 at 40 items), is in neither. Their mean
+    covers in 0.93-0.97 where either alone does not (benchmarks/coverage.py). ``model``:
+    the method's model of these judgments when the caller has it (its refits share it).
     """
     model = model or model_for(method, judgments)
     counts = item_counts(judgments)
@@ -305,33 +314,28 @@ def estimate_shrinkage(
         weak, weak_variance = fitted(WEAK_ALPHA / temper, None)
     else:
         weak_variance = temper * posterior_variance(model, weak.scores, WEAK_ALPHA)
-    sampling = float(np.mean(weak_variance))
-    if method == "bradley_terry" and weak.scores.size <= EXACT_DIAGONAL_ITEMS:
-        # var(u) is taken about the items' mean, which the likelihood leaves to the weak
-        # penalty alone (its Hessian's rows sum to zero): every exact v_i holds that mean's
-        # variance, temper / (2 WEAK_ALPHA n), no spread of the centred utilities (0.33 at
-        # 250 items). Left in, the prior came out 0.81 for a true 0.98 and the tails were
-        # shrunk too hard: coverage 0.934 at 24 appearances, 0.943 without it
-        # (benchmarks/coverage.py). Plackett-Luce's figures were measured with it in.
-        sampling -= temper / (2.0 * WEAK_ALPHA * weak.scores.size)
+    # Both estimates count n - 1 degrees of freedom: the centred utilities have lost one
+    # to their mean (which neither the likelihood nor the scores identify).
+    freedom = max(weak.scores.size - 1, 1)
+    spread = float(np.sum(weak_variance))
     if weak.scores.size <= EXACT_DIAGONAL_ITEMS:
         # Items in separate groups (tuple_generation.group_key): each further group's mean
-        # is left to the weak penalty too, and its variance, temper / (2 WEAK_ALPHA n) per
-        # group, is no spread of the utilities. Left in, 40 groups of 5 items brought the
-        # prior to its floor and the scores to a tenth of their scale
+        # is left to the weak penalty too, and its variance, temper / (2 WEAK_ALPHA) summed
+        # over the group, is no spread of the utilities. Left in, 40 groups of 5 items
+        # brought the prior to its floor and the scores to a tenth of their scale
         # (benchmarks/source_coverage.py).
         extra = _linked_groups(judgments) - 1
-        sampling -= extra * temper / (2.0 * WEAK_ALPHA * weak.scores.size)
-    moments = max(MIN_PRIOR_VARIANCE, float(np.var(weak.scores)) - sampling)
-    # The fixed point of tau2 = mean(u_i**2 + v_i), by secant steps on its residual (a
-    # plain iteration of it converges slowly: 15 refits where the secant takes 4 or 5).
+        spread -= extra * temper / (2.0 * WEAK_ALPHA)
+    moments = max(MIN_PRIOR_VARIANCE, (float(np.sum(weak.scores**2)) - spread) / freedom)
+    # The fixed point of tau2 = sum(u_i**2 + v_i) / (n - 1), by secant steps on its
+    # residual (a plain iteration converges slowly: 15 refits where the secant takes 4 or 5).
     scores = weak
     points: list[tuple[float, float]] = []  # (tau2, residual)
     marginal, iterations = moments, 0
     while iterations < PRIOR_ITERATIONS:
         iterations += 1
         scores, variance = fitted(penalty(marginal), scores)
-        image = max(MIN_PRIOR_VARIANCE, float(np.mean(scores.scores**2 + variance)))
+        image = max(MIN_PRIOR_VARIANCE, float(np.sum(scores.scores**2 + variance)) / freedom)
         if abs(image - marginal) <= PRIOR_TOLERANCE * marginal:
             marginal = image
             break
@@ -425,7 +429,7 @@ def model_intervals(
         scores = replace(
             scores, scores=scores.scores * spread.scale, step=scores.step * spread.scale
         )
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = float(ndtri(0.5 + level / 2.0))  # the normal quantile
     std = np.sqrt(variance)
     shown = scores.appearances > 0
     low = np.where(shown, scores.scores - z * std, np.nan)
@@ -471,7 +475,7 @@ def counting_intervals(
     shown = appearances > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         std = np.where(shown, np.sqrt(moderated / np.maximum(appearances, 1)), np.nan)
-    t = stats.t.ppf(0.5 + level / 2.0, COUNTING_PRIOR_DF + df_own)
+    t = stdtrit(COUNTING_PRIOR_DF + df_own, 0.5 + level / 2.0)  # Student's t quantile
     low = np.where(shown, np.maximum(values - t * std, -1.0), np.nan)
     high = np.where(shown, np.minimum(values + t * std, 1.0), np.nan)
     return Intervals(low, high, std, level, "counting", "moderated-t")
