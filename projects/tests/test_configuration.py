@@ -73,6 +73,7 @@ def test_dialect_a_reference_example_normalises():
             "seed": 42,
             "ensure_pair_coverage": False,
             "group_key": None,
+            "system_key": None,
             "adaptive": None,
         },
         "notices": [],
