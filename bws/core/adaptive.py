@@ -46,6 +46,7 @@ from scipy.special import ndtr
 __all__ = [
     "DesignState",
     "adaptive_batch",
+    "batch_by_value",
     "batch_problems",
     "iterative_round",
     "rank_uncertainty",
@@ -218,6 +219,13 @@ def adaptive_batch(
         value = rank_uncertainty(u, s) ** 2 / (state.appearances + 1.0)
     else:
         raise ValueError(f"unknown allocation {allocation!r}")
+    return batch_by_value(value, u, s, state, eligible, batch_tuples, rng, sharpness, jitter)
+
+
+def batch_by_value(value, u, s, state, eligible, batch_tuples, rng, sharpness=1.0, jitter=1.0):
+    """The batch of items drawn without replacement with probability proportional to
+    ``value ** sharpness`` among the ``eligible``, laid out by closeness in the posterior
+    draw u + jitter * s * z (the construction of the module docstring)."""
     with np.errstate(divide="ignore"):
         keys = sharpness * np.log(np.maximum(value, 1e-300)) + rng.gumbel(size=u.size)
     keys[~eligible] = -np.inf

@@ -1,0 +1,215 @@
+"""Adaptive designs aimed at a target, against the balanced design, from the same start.
+
+    python benchmarks/adaptive_targets.py [--items 1000] [--seeds 10]
+        [--targets top_k threshold comparisons] [--utilities normal t3 careless]
+
+Simulated studies as in ``benchmarks/adaptive.py`` (tuples of 4, one MaxDiff judgment per
+tuple, Plackett-Luce with calibrated intervals), with a third kind of crowd: ``careless``,
+normal utilities and 4 of 20 annotators clicking at random. Per seed: the balanced design
+at 8 appearances per item (its answer's accuracy is the reference, averaged over the
+seeds), and the target's design: a balanced start of ``--start`` appearances, then batches
+of n / 16 tuples (``--batch-share 0.25`` appearances per item) from
+``targets.target_batch`` on the current fit, until its accuracy reaches the reference (or
+8 appearances are spent). Accuracy: for top_k (the top 10%), precision of the reported set; for threshold (above the 80th percentile of the truth, as a
+score), the share of items on the right side; for comparisons (20 pairs of items 0.3 sd
+apart in truth), the share of pairs in the right order. Printed: per target and crowd, the
+share of the balanced design's judgments each seed needed (median, worst), and the
+calibration of the reported probability that the answer is right about an item. Figures,
+not assertions.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from adaptive import SIZE, Study, true_utilities  # noqa: E402
+
+from bws.core.adaptive import DesignState  # noqa: E402
+from bws.core.design import balanced_tuples  # noqa: E402
+from bws.core.intervals import calibrated  # noqa: E402
+from bws.core.judgments import Judgments  # noqa: E402
+from bws.core.targets import Target, target_batch, target_report  # noqa: E402
+
+FINAL = 8
+MAX_APPEARANCES = 32
+ANNOTATORS = 20
+CLICKERS = 4
+METHOD = "plackett_luce"
+PAIRS = 20
+PAIR_GAP = 0.3  # the true difference of a chosen pair, in sd of the utilities
+MEMORY_LIMIT = 4 * 1024**3
+
+
+class CrowdStudy(Study):
+    """A study whose tuples go to ANNOTATORS annotators in turn, the first CLICKERS of
+    them clicking at random when ``careless``."""
+
+    def __init__(self, truth, rng, careless: bool):
+        super().__init__(truth, rng)
+        self.careless = careless
+        self.who = np.empty(0, dtype=np.int64)
+
+    def judge(self, tuples):
+        m = tuples.shape[0]
+        who = self.rng.integers(0, ANNOTATORS, size=m)
+        utility = np.where((who < CLICKERS)[:, None] & self.careless, 0.0, self.truth[tuples])
+        best = np.argmax(utility + self.rng.gumbel(size=utility.shape), axis=1)
+        rest = -utility + self.rng.gumbel(size=utility.shape)
+        rest[np.arange(m), best] = -np.inf
+        worst = np.argmax(rest, axis=1)
+        self.tuples = np.vstack([self.tuples, tuples])
+        self.best = np.concatenate([self.best, tuples[np.arange(m), best]])
+        self.worst = np.concatenate([self.worst, tuples[np.arange(m), worst]])
+        self.who = np.concatenate([self.who, who])
+
+    def judgments(self):
+        m = self.tuples.shape[0]
+        best = np.argmax(self.tuples == self.best[:, None], axis=1)
+        worst = np.argmax(self.tuples == self.worst[:, None], axis=1)
+        return Judgments(
+            self.tuples, best, worst, np.arange(m), self.who, np.arange(m), self.truth.size
+        )
+
+
+def make_target(kind: str, truth: np.ndarray, rng) -> Target:
+    n = truth.size
+    if kind == "top_k":
+        return Target("top_k", k=max(1, n // 10))
+    if kind == "threshold":
+        return Target("threshold", score=float(np.quantile(truth, 0.8)))
+    pairs = []
+    for a in rng.choice(n, size=PAIRS, replace=False):
+        gap = np.abs(truth - truth[a] - PAIR_GAP * rng.choice([-1, 1]))
+        gap[a] = np.inf
+        pairs.append((int(a), int(np.argmin(gap))))
+    return Target("comparisons", pairs=tuple(pairs))
+
+
+def accuracy(target: Target, report, truth) -> float:
+    if target.kind == "top_k":
+        true_top = np.zeros(truth.size, dtype=bool)
+        true_top[np.argsort(-truth)[: target.k]] = True
+        return float(np.mean(true_top[report.answer]))
+    if target.kind == "threshold":
+        return float(np.mean(report.answer == (truth > target.score)))
+    a, b = np.asarray(target.pairs).T
+    return float(np.mean(report.answer == (truth[a] > truth[b])))
+
+
+def fit(study: Study, target: Target):
+    scores, intervals = calibrated(study.judgments(), METHOD)
+    report = target_report(scores.scores, intervals.std, target, draws=200)
+    return scores.scores, intervals.std, report
+
+
+def balanced(truth, seed, careless, target):
+    study = CrowdStudy(truth, np.random.default_rng([seed, 8]), careless)
+    study.judge(balanced_tuples(truth.size, SIZE, FINAL, seed=seed + 8))
+    _, _, report = fit(study, target)
+    return accuracy(target, report, truth), report
+
+
+def targeted(truth, seed, careless, target, goal, args):
+    """Appearances per item spent until the accuracy reaches ``goal`` (None: not within
+    FINAL), with the last report."""
+    n = truth.size
+    study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
+    study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
+    state = DesignState.from_tuples(study.tuples, n)
+    scores, sd, report = fit(study, target)
+    step, batch = 0, max(1, round(n * args.batch_share / SIZE))
+    while accuracy(target, report, truth) < goal:
+        if study.spent >= FINAL - 1e-9:
+            return None, report
+        rows = target_batch(
+            scores, sd, state, target, batch_tuples=batch,
+            max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
+        )  # fmt: skip
+        if rows.shape[0] == 0:
+            return None, report
+        study.judge(rows)
+        state = state.extended(rows)
+        scores, sd, report = fit(study, target)
+        step += 1
+    return study.spent, report
+
+
+def calibration(reports, truths, targets) -> str:
+    """Of the answers' items reported right with probability at least 0.9, the share right."""
+    said, right = [], []
+    for report, truth, target in zip(reports, truths, targets, strict=True):
+        if target.kind == "comparisons":
+            a, b = np.asarray(target.pairs).T
+            correct = report.answer == (truth[a] > truth[b])
+        elif target.kind == "top_k":
+            true_top = np.zeros(truth.size, dtype=bool)
+            true_top[np.argsort(-truth)[: target.k]] = True
+            correct = report.answer == true_top
+        else:
+            correct = report.answer == (truth > target.score)
+        said.append(report.membership)
+        right.append(correct)
+    said, right = np.concatenate(said), np.concatenate(right)
+    sure = said >= 0.9
+    if not sure.any():
+        return "none said"
+    return f"{np.mean(right[sure]):.3f} of {int(sure.sum())} (said {np.mean(said[sure]):.3f})"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--start", type=int, default=1, help="balanced appearances first")
+    parser.add_argument("--batch-share", type=float, default=0.25, help="appearances a batch")
+    parser.add_argument("--sharpness", type=float, default=1.0)
+    parser.add_argument("--targets", nargs="+", default=["top_k", "threshold", "comparisons"])
+    parser.add_argument("--utilities", nargs="+", default=["normal", "t3", "careless"])
+    args = parser.parse_args(argv)
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    print("| target | utilities | items | balanced accuracy at r = 8 | share of its judgments per "
+          "seed | median | worst | reached | right when said >= 0.9 |")  # fmt: skip
+    print("|---|---|---:|---:|---|---:|---:|---|---|")
+    for kind in args.targets:
+        for utilities in args.utilities:
+            started = time.process_time()
+            careless = utilities == "careless"
+            dist = "normal" if careless else utilities
+            seeds = range(args.seeds)
+            truths = [true_utilities(args.items, dist, np.random.default_rng(s)) for s in seeds]
+            goals = [make_target(kind, truths[s], np.random.default_rng(s + 100)) for s in seeds]
+            reference = [balanced(truths[s], s, careless, goals[s]) for s in seeds]
+            goal = float(np.mean([r[0] for r in reference]))
+            spent, reports = [], []
+            for s in seeds:
+                used, report = targeted(truths[s], s, careless, goals[s], goal, args)
+                spent.append(np.inf if used is None else used / FINAL)
+                reports.append(report)
+            shares = np.array(spent)
+            print(
+                f"| {kind} | {utilities} | {args.items:,} | {goal:.3f} | "
+                + ", ".join("-" if not np.isfinite(x) else f"{x:.0%}" for x in shares)
+                + f" | {np.median(shares):.0%} | {np.max(shares):.0%} | "
+                f"{int(np.isfinite(shares).sum())} of {args.seeds} | "
+                f"{calibration(reports, truths, goals)} |",
+                flush=True,
+            )
+            print(f"<!-- {time.process_time() - started:.0f} s CPU -->", flush=True)
+
+
+if __name__ == "__main__":
+    main()

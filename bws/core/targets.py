@@ -1,0 +1,265 @@
+"""Adaptive batches aimed at what a study wants to know, and what the fit says about it.
+
+Pure numpy. ``bws.core.adaptive`` spends judgments where the whole ranking is least sure;
+a study often asks something narrower, and then most items need few judgments:
+
+* ``top_k``: which k items are the best. An item's value is the posterior probability that
+  it lies on the other side of the boundary between the k-th and the (k+1)-th score than
+  its score puts it (``side_error``), so the judgments go to the items near the boundary.
+* ``threshold``: which items lie above a score, or above a reference item's score (then
+  the reference's own uncertainty counts for every item, and the reference is always
+  drawn).
+* ``comparisons``: the order of chosen pairs of items. An item's value is the summed
+  probability that the fit orders its pairs wrongly; the other items are drawn only to
+  fill tuples, the nearest in score first, since tuples hold items close in a posterior
+  draw and the pair's two items may meet only once (no pair twice).
+* ``ranking``: the whole order (``adaptive.adaptive_batch``, today's behaviour).
+
+Every target lays its batch out with ``adaptive.batch_by_value``, so the design rules of
+``bws.core.adaptive`` hold for all of them: at most ``max_appearances`` per item and once
+a batch, no pair twice, positions balanced, the same batch from the same inputs and seed.
+
+Value is divided by (appearances + 1) and raised to ``sharpness``: an item's variance falls
+about as one over its appearances, so what one more appearance takes off its error falls
+too. Measured in ``benchmarks/adaptive_targets.py``.
+
+What the fit says (``target_report``): per item the posterior probability of belonging to
+the answer (in the top k, above the threshold), the expected share of the reported answer
+that is right, the probability that the whole answer is right, and the same projected for
+a number of further judgments spent the same way (each item's sd shrunk by the square root
+of its appearances before and after). Probabilities come from independent normal
+posteriors drawn ``draws`` times (the scores' covariance is dropped, as in the intervals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import ndtr
+
+from bws.core.adaptive import DesignState, adaptive_batch, batch_by_value
+
+__all__ = ["Target", "target_batch", "target_report", "target_values"]
+
+KINDS = ("ranking", "top_k", "threshold", "comparisons")
+# Items of no value to a narrow target still get this share of the largest value, so that a
+# batch can be filled and no item's estimate is left to its first appearances alone.
+VALUE_FLOOR = 1e-3
+# A batch has at most as many tuples as it takes to seat the items worth at least this share
+# of the most valuable one once.
+USEFUL_SHARE = 0.05
+DRAWS = 400
+UNSEEN_SD = 2.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the design aims at: ``kind`` one of KINDS; ``k`` for top_k; ``score`` or
+    ``reference`` (an item index) for threshold; ``pairs`` ((a, b) item indices) for
+    comparisons."""
+
+    kind: str = "ranking"
+    k: int | None = None
+    score: float | None = None
+    reference: int | None = None
+    pairs: tuple[tuple[int, int], ...] = field(default_factory=tuple)
+
+    def check(self, n_items: int) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"target must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.kind == "top_k" and not (self.k is not None and 1 <= self.k < n_items):
+            raise ValueError(f"top_k needs k from 1 to {n_items - 1}, got {self.k}")
+        if self.kind == "threshold" and (self.score is None) == (self.reference is None):
+            raise ValueError("threshold needs either a score or a reference item")
+        if self.reference is not None and not 0 <= self.reference < n_items:
+            raise ValueError(f"reference item {self.reference} is not one of the {n_items}")
+        if self.kind == "comparisons":
+            if not self.pairs:
+                raise ValueError("comparisons needs at least one pair of items")
+            for a, b in self.pairs:
+                if a == b or not (0 <= a < n_items and 0 <= b < n_items):
+                    raise ValueError(f"pair ({a}, {b}) must name two different items")
+
+
+def _fit(scores, sd) -> tuple[np.ndarray, np.ndarray]:
+    u = np.asarray(scores, dtype=float).copy()
+    s = np.asarray(sd, dtype=float).copy()
+    if u.ndim != 1 or s.shape != u.shape:
+        raise ValueError("scores and sd must be 1-d arrays of the same length")
+    u[~np.isfinite(u)] = 0.0
+    s[~np.isfinite(s)] = UNSEEN_SD
+    return u, np.maximum(s, 1e-9)
+
+
+def boundary(u: np.ndarray, target: Target) -> float:
+    """The score that separates the answer from the rest under the current fit."""
+    if target.kind == "top_k":
+        ordered = np.sort(u)[::-1]
+        return 0.5 * float(ordered[target.k - 1] + ordered[target.k])
+    if target.reference is not None:
+        return float(u[target.reference])
+    return float(target.score)
+
+
+def side_error(u: np.ndarray, s: np.ndarray, target: Target) -> np.ndarray:
+    """Per item, the posterior probability that it lies on the other side of the boundary
+    than its score puts it."""
+    c = boundary(u, target)
+    spread = s if target.reference is None else np.sqrt(s**2 + s[target.reference] ** 2)
+    p = ndtr(-np.abs(u - c) / spread)
+    if target.reference is not None:
+        p[target.reference] = 0.5
+    return p
+
+
+def pair_error(u: np.ndarray, s: np.ndarray, pairs) -> np.ndarray:
+    """Per pair, the posterior probability that the fit orders it wrongly."""
+    a, b = np.asarray(pairs, dtype=np.int64).T
+    return ndtr(-np.abs(u[a] - u[b]) / np.sqrt(s[a] ** 2 + s[b] ** 2))
+
+
+def target_values(scores, sd, target: Target) -> np.ndarray:
+    """Per item, what a further appearance is worth to the target before dividing by the
+    appearances (the module docstring); ranking's is ``adaptive.rank_uncertainty``'s."""
+    u, s = _fit(scores, sd)
+    target.check(u.size)
+    if target.kind in ("top_k", "threshold"):
+        value = side_error(u, s, target)
+    elif target.kind == "comparisons":
+        a, b = np.asarray(target.pairs, dtype=np.int64).T
+        wrong = pair_error(u, s, target.pairs)
+        value = np.bincount(a, wrong, u.size) + np.bincount(b, wrong, u.size)
+        # the items nearest in score to a pair's items inform its order most
+        near = np.zeros(u.size)
+        for item in np.union1d(a, b):
+            near = np.maximum(near, value[item] * ndtr(-np.abs(u - u[item]) / s[item] - 1.0))
+        value = np.maximum(value, near)
+    else:
+        raise ValueError("the ranking target's values are adaptive.rank_uncertainty's")
+    top = float(value.max()) if value.size else 0.0
+    return np.maximum(value, VALUE_FLOOR * top if top > 0 else VALUE_FLOOR)
+
+
+def target_batch(
+    scores,
+    sd,
+    state: DesignState,
+    target: Target,
+    *,
+    batch_tuples: int,
+    max_appearances: int,
+    seed: int,
+    sharpness: float = 1.0,
+    jitter: float = 1.0,
+) -> np.ndarray:
+    """The next batch of at most ``batch_tuples`` tuples for ``target`` (k, T int64 item
+    indices in position order), under the rules of ``bws.core.adaptive``."""
+    if target.kind == "ranking":
+        return adaptive_batch(
+            scores, sd, state, batch_tuples=batch_tuples, max_appearances=max_appearances,
+            seed=seed, sharpness=sharpness, jitter=jitter,
+        )  # fmt: skip
+    u, s = _fit(scores, sd)
+    if state.n_items != u.size:
+        raise ValueError(f"the design has {state.n_items} items, the fit {u.size}")
+    worth = target_values(u, s, target)
+    eligible = state.appearances < max_appearances
+    # a narrow target's batch holds the items that matter to it, not fillers of no value
+    useful = int(np.sum(eligible & (worth >= USEFUL_SHARE * worth[eligible].max(initial=0.0))))
+    batch_tuples = min(int(batch_tuples), max(1, -(-useful // state.tuple_size)))
+    value = worth / (state.appearances + 1.0)
+    rng = np.random.default_rng(seed)
+    return batch_by_value(value, u, s, state, eligible, batch_tuples, rng, sharpness, jitter)
+
+
+@dataclass(frozen=True)
+class TargetReport:
+    """What the fit says about the target's answer (the module docstring). ``answer``: the
+    items of the answer (top_k, threshold) or, per pair, whether the first is ahead;
+    ``membership``: per item (per pair for comparisons) the posterior probability that the
+    answer is right about it."""
+
+    kind: str
+    answer: np.ndarray
+    membership: np.ndarray
+    expected_precision: float
+    all_right: float
+    projected_precision: float | None = None
+    projected_all_right: float | None = None
+    extra_judgments: int = 0
+
+
+def _draws(u, s, target: Target, rng, draws: int):
+    """Per draw, the answer under the draw: (draws, n) membership or (draws, pairs) order."""
+    z = u + s * rng.standard_normal((draws, u.size))
+    if target.kind == "top_k":
+        kth = np.partition(z, -target.k, axis=1)[:, -target.k]
+        return z >= kth[:, None]
+    if target.kind == "threshold":
+        cut = z[:, target.reference] if target.reference is not None else target.score
+        return z > np.reshape(cut, (-1, 1))
+    a, b = np.asarray(target.pairs, dtype=np.int64).T
+    return z[:, a] > z[:, b]
+
+
+def _summary(u, s, target: Target, draws: int, seed: int):
+    if target.kind == "top_k":
+        answer = np.zeros(u.size, dtype=bool)
+        answer[np.argsort(-u, kind="stable")[: target.k]] = True
+    elif target.kind == "threshold":
+        answer = u > boundary(u, target)
+        if target.reference is not None:
+            answer[target.reference] = False
+    else:
+        a, b = np.asarray(target.pairs, dtype=np.int64).T
+        answer = u[a] > u[b]
+    sampled = _draws(u, s, target, np.random.default_rng(seed), draws)
+    if target.kind == "threshold" and target.reference is not None:
+        sampled[:, target.reference] = False
+    agree = sampled == answer[None, :]
+    membership = agree.mean(axis=0)
+    if target.kind == "comparisons":
+        precision = float(membership.mean())
+        all_right = float(np.mean(np.all(agree, axis=1)))
+    else:
+        inside = answer.sum()
+        right = (sampled & answer[None, :]).sum(axis=1)
+        precision = float(np.mean(right / inside)) if inside else 1.0
+        all_right = float(np.mean(np.all(agree, axis=1)))
+        membership = np.where(answer, sampled.mean(axis=0), 1.0 - sampled.mean(axis=0))
+    return answer, membership, precision, all_right
+
+
+def target_report(
+    scores,
+    sd,
+    target: Target,
+    *,
+    appearances: np.ndarray | None = None,
+    extra_judgments: int = 0,
+    tuple_size: int = 4,
+    draws: int = DRAWS,
+    seed: int = 0,
+) -> TargetReport:
+    """The answer the fit gives, how likely it is right, and (with ``appearances`` and
+    ``extra_judgments``) how likely after that many further judgments spent by the
+    target's rule: the appearances they add go to the items in proportion to their value,
+    and each item's sd shrinks by sqrt(appearances / (appearances + added))."""
+    u, s = _fit(scores, sd)
+    target.check(u.size)
+    answer, membership, precision, all_right = _summary(u, s, target, draws, seed)
+    report = TargetReport(target.kind, answer, membership, precision, all_right)
+    if appearances is None or extra_judgments <= 0:
+        return report
+    seen = np.maximum(np.asarray(appearances, dtype=float), 1.0)
+    if target.kind == "ranking":
+        raise ValueError("projections are for the narrow targets")
+    value = target_values(u, s, target) / (seen + 1.0)
+    added = extra_judgments * tuple_size * value / value.sum()
+    later = s * np.sqrt(seen / (seen + added))
+    _, _, p_later, all_later = _summary(u, later, target, draws, seed)
+    return TargetReport(
+        target.kind, answer, membership, precision, all_right, p_later, all_later,
+        int(extra_judgments),
+    )  # fmt: skip

@@ -1,0 +1,155 @@
+"""Adaptive batches aimed at a target (top k, a threshold, chosen comparisons): every batch
+keeps the design rules, spends its appearances where the target's answer is in doubt,
+and the report's probabilities say how often the answer is right."""
+
+import numpy as np
+import pytest
+
+from bws.core.adaptive import DesignState, batch_problems
+from bws.core.choice_models import sample_maxdiff
+from bws.core.design import balanced_tuples
+from bws.core.intervals import calibrated
+from bws.core.judgments import Judgments
+from bws.core.targets import Target, target_batch, target_report, target_values
+
+N = 400
+MAX_APPEARANCES = 24
+
+
+def fit_after(tuples, truth, seed):
+    best, worst = sample_maxdiff(tuples, truth, np.random.default_rng(seed))
+    m = tuples.shape[0]
+    judgments = Judgments(
+        tuples, best, worst, np.arange(m), np.arange(m) % 20, np.arange(m), truth.size
+    )
+    scores, intervals = calibrated(judgments, "plackett_luce")
+    return scores.scores, intervals.std
+
+
+@pytest.fixture(scope="module")
+def start():
+    truth = np.random.default_rng(5).normal(size=N)
+    tuples = balanced_tuples(N, 4, 2, seed=5)
+    scores, sd = fit_after(tuples, truth, 5)
+    return truth, tuples, scores, sd
+
+
+TARGETS = {
+    "top_k": Target("top_k", k=40),
+    "threshold": Target("threshold", score=0.8),
+    "reference": Target("threshold", reference=7),
+    "comparisons": Target("comparisons", pairs=((1, 2), (3, 4), (10, 200))),
+    "ranking": Target("ranking"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_every_target_keeps_the_design_rules_over_several_batches(start, name):
+    truth, tuples, scores, sd = start
+    state = DesignState.from_tuples(tuples, N)
+    for step in range(4):
+        batch = target_batch(
+            scores, sd, state, TARGETS[name], batch_tuples=60,
+            max_appearances=MAX_APPEARANCES, seed=step,
+        )  # fmt: skip
+        assert batch.shape[0] > 0 and batch.shape[1] == 4
+        assert batch_problems(batch, state, max_appearances=MAX_APPEARANCES) == []
+        again = target_batch(
+            scores, sd, state, TARGETS[name], batch_tuples=60,
+            max_appearances=MAX_APPEARANCES, seed=step,
+        )  # fmt: skip
+        assert np.array_equal(batch, again)  # the same inputs and seed, the same batch
+        state = state.extended(batch)
+        scores, sd = fit_after(np.vstack([tuples, batch]), truth, step)
+        tuples = np.vstack([tuples, batch])
+
+
+def test_top_k_spends_its_appearances_near_the_boundary(start):
+    _, tuples, scores, sd = start
+    state = DesignState.from_tuples(tuples, N)
+    batch = target_batch(
+        scores, sd, state, TARGETS["top_k"], batch_tuples=20, max_appearances=MAX_APPEARANCES,
+        seed=1,
+    )  # fmt: skip
+    place = np.empty(N, dtype=int)
+    place[np.argsort(-scores)] = np.arange(N)
+    near = np.abs(place[batch.ravel()] - 40) < 60  # within 60 places of the 40th
+    assert near.mean() > 0.4  # a balanced batch would put 100 / 400 = 0.25 there
+    # the bottom half of the ranking, far from the top 40, is hardly drawn
+    assert np.mean(place[batch.ravel()] > N // 2) < 0.25  # half what a balanced one would
+
+
+def test_comparisons_draw_every_pair_and_their_neighbours(start):
+    _, tuples, scores, sd = start
+    state = DesignState.from_tuples(tuples, N)
+    target = TARGETS["comparisons"]
+    batch = target_batch(
+        scores, sd, state, target, batch_tuples=200, max_appearances=MAX_APPEARANCES, seed=2
+    )
+    drawn = set(batch.ravel().tolist())
+    assert {1, 2, 3, 4, 10, 200} <= drawn
+    # a narrow target's batch holds what matters to it, not 200 tuples of fillers
+    assert batch.shape[0] < 100
+
+
+def test_a_reference_item_counts_for_every_item_and_is_always_drawn(start):
+    _, _, scores, sd = start
+    values = target_values(scores, sd, TARGETS["reference"])
+    assert values[7] == pytest.approx(0.5)
+    plain = target_values(scores, sd, Target("threshold", score=float(scores[7])))
+    assert np.all(values >= plain - 1e-12)  # the reference's own doubt adds to everyone's
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        (Target("top_k"), "top_k needs k"),
+        (Target("top_k", k=N), "top_k needs k"),
+        (Target("threshold"), "either a score or a reference"),
+        (Target("threshold", score=1.0, reference=3), "either a score or a reference"),
+        (Target("comparisons"), "at least one pair"),
+        (Target("comparisons", pairs=((3, 3),)), "two different items"),
+        (Target("comparisons", pairs=((3, N),)), "two different items"),
+        (Target("best_ones"), "target must be one of"),
+    ],
+)
+def test_targets_that_cannot_be_answered_are_refused(start, target, message):
+    _, tuples, scores, sd = start
+    with pytest.raises(ValueError, match=message):
+        target_batch(
+            scores, sd, DesignState.from_tuples(tuples, N), target, batch_tuples=10,
+            max_appearances=MAX_APPEARANCES, seed=0,
+        )  # fmt: skip
+
+
+def test_the_report_is_sure_when_the_fit_is_and_projects_further_judgments():
+    scores = np.linspace(3, -3, 60)
+    target = Target("top_k", k=6)
+    sure = target_report(scores, np.full(60, 1e-3), target)
+    assert sure.expected_precision == 1.0 and sure.all_right == 1.0
+    assert set(np.flatnonzero(sure.answer)) == set(range(6))
+    doubtful = target_report(
+        scores, np.full(60, 0.8), target, appearances=np.full(60, 4), extra_judgments=300
+    )
+    assert doubtful.expected_precision < 0.9 and doubtful.all_right < 0.5
+    # more judgments where the answer is in doubt: the answer is likelier right
+    assert doubtful.projected_precision > doubtful.expected_precision
+    assert doubtful.projected_all_right >= doubtful.all_right
+
+
+def test_said_right_with_probability_0_9_is_right_about_that_often():
+    """Top 10% of 200 items after 4 balanced appearances, 6 studies: of the items whose
+    side of the boundary the report gives at least 0.9, about that share is right."""
+    said, right = [], []
+    for seed in range(6):
+        truth = np.random.default_rng(seed).normal(size=200)
+        scores, sd = fit_after(balanced_tuples(200, 4, 4, seed=seed), truth, seed)
+        report = target_report(scores, sd, Target("top_k", k=20), seed=seed)
+        true_top = np.zeros(200, dtype=bool)
+        true_top[np.argsort(-truth)[:20]] = True
+        said.append(report.membership)
+        right.append(report.answer == true_top)
+    said, right = np.concatenate(said), np.concatenate(right)
+    sure = (said >= 0.9) & (said < 0.99)
+    assert sure.sum() > 50
+    assert abs(np.mean(right[sure]) - np.mean(said[sure])) < 0.06
