@@ -8,14 +8,14 @@ tuple, Plackett-Luce with calibrated intervals), with a third kind of crowd: ``c
 normal utilities and 4 of 20 annotators clicking at random. Per seed: the balanced design
 at 8 appearances per item (its answer's accuracy is the reference, averaged over the
 seeds), and the target's design: a balanced start of ``--start`` appearances, then batches
-of n / 16 tuples (``--batch-share 0.25`` appearances per item) from
-``targets.target_batch`` on the current fit, until its accuracy reaches the reference (or
-8 appearances are spent). Accuracy: for top_k (the top 10%), precision of the reported set; for threshold (above the 80th percentile of the truth, as a
-score), the share of items on the right side; for comparisons (20 pairs of items 0.3 sd
-apart in truth), the share of pairs in the right order. Printed: per target and crowd, the
-share of the balanced design's judgments each seed needed (median, worst), and the
-calibration of the reported probability that the answer is right about an item. Figures,
-not assertions.
+of ``--batch-share`` appearances per item from ``targets.target_batch`` on the current fit,
+until its accuracy reaches the reference (or 8 appearances are spent). Accuracy: for top_k
+(the top 10%), precision of the reported set; for threshold (above the 80th percentile of
+the truth, as a score), the share of items on the right side; for comparisons (20 pairs of
+items 0.3 sd apart in truth), the share of pairs in the right order. Printed: per target
+and crowd, the share of the balanced design's judgments each seed needed (median, worst),
+and the calibration of the reported probability that the answer is right about an item.
+Figures, not assertions.
 """
 
 from __future__ import annotations
