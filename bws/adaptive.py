@@ -22,13 +22,14 @@ from django.db.models.functions import Greatest
 
 from annotation.models import Annotation
 from bws.configuration import design_of
-from bws.configuration.adaptive import AdaptiveStrategy
+from bws.configuration.adaptive import AdaptiveSettings, AdaptiveStrategy, AdaptiveTarget
 from projects.models import Item, Project, Unit
 from projects.queueing import send_task
 from projects.services import project_folder, store_units
 
 from . import services
 from .core import adaptive as core
+from .core import targets
 from .filemode import write_tuple_file
 from .models import BwsTuple, ScoreRun, ScoringState, TupleBatch
 from .selectors import adaptive_settings
@@ -48,6 +49,21 @@ DESIGN_BATCH_TASK = "bws.design_batch"
 
 
 # --------------------------------------------------------------------------- the design
+
+
+def core_target(adaptive: AdaptiveSettings, project: Project) -> targets.Target:
+    """The design's target over Item.index (item ids mapped, top_k's share made a count)."""
+    kind = str(adaptive.target)
+    if adaptive.target == AdaptiveTarget.RANKING:
+        return targets.Target()
+    index = dict(Item.objects.filter(project=project).values_list("item_id", "index"))
+    if adaptive.target == AdaptiveTarget.TOP_K:
+        return targets.Target(kind, k=adaptive.count(len(index)))
+    if adaptive.target == AdaptiveTarget.THRESHOLD:
+        reference = None if adaptive.reference is None else index[adaptive.reference]
+        return targets.Target(kind, score=adaptive.threshold, reference=reference)
+    pairs = tuple((index[a], index[b]) for a, b in adaptive.comparisons or ())
+    return targets.Target(kind, pairs=pairs)
 
 
 def _designer(strategy: str) -> str:
@@ -112,6 +128,14 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
         # A round that buckets leave empty: one of every item below the bound that the
         # rules allow, so the design goes on.
         want = int((state.appearances < bound).sum()) // state.tuple_size if not rows.size else 0
+    elif adaptive.target != AdaptiveTarget.RANKING:
+        # A narrow target's batch holds the items that matter to it; never topped up with
+        # fillers, and the design goes on while any item still matters.
+        rows = targets.target_batch(
+            u, sd, state, core_target(adaptive, project),
+            batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed,
+        )  # fmt: skip
+        want = min(rows.shape[0], adaptive.batch_tuples) if rows.size else adaptive.batch_tuples
     else:
         rows = core.adaptive_batch(
             u, sd, state, batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed
@@ -232,6 +256,7 @@ def design_status(project: Project) -> dict | None:
         .values("number", "strategy", "n_tuples", "fit_run_id", "created_at")
     )
     return {
+        "target": target_status(project, adaptive),
         "strategy": str(adaptive.strategy),
         "batches": batches,
         "n_tuples": sum(batch["n_tuples"] for batch in batches),
@@ -242,19 +267,51 @@ def design_status(project: Project) -> dict | None:
     }
 
 
-def latest_fit(project: Project) -> ScoreRun | None:
-    """The newest finished run of the project's first BWS scheme that read every answer."""
+def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
+    """The target in words and, for a narrow one, what the newest fit says of its answer:
+    the expected share of it that is right, the chance that all of it is, and the same
+    after one more batch's judgments (bws.core.targets.target_report)."""
+    n_items = Item.objects.filter(project=project).count()
+    status = {"kind": str(adaptive.target), "words": adaptive.describe(n_items)}
+    run = _newest_ok_run(project)
+    if adaptive.target == AdaptiveTarget.RANKING or run is None or n_items < 2:
+        return status
+    u, sd = fit_arrays(run, n_items)
+    state = design_state(project)
+    extra = adaptive.batch_tuples
+    report = targets.target_report(
+        u, sd, core_target(adaptive, project), appearances=state.appearances,
+        extra_judgments=extra, tuple_size=state.tuple_size,
+    )  # fmt: skip
+    status.update(
+        run_id=run.pk,
+        precision=report.expected_precision,
+        all_right=report.all_right,
+        extra=extra,
+        projected_precision=report.projected_precision,
+        projected_all_right=report.projected_all_right,
+    )
+    return status
+
+
+def _newest_ok_run(project: Project) -> ScoreRun | None:
     schemes = project.settings.bws_schemes
     if not schemes:
         return None
-    scheme = schemes[0].name
-    run = (
-        ScoreRun.objects.filter(project=project, scheme=scheme, status=ScoreRun.Status.OK)
+    return (
+        ScoreRun.objects.filter(project=project, scheme=schemes[0].name, status=ScoreRun.Status.OK)
         .exclude(n_judgments=0)
         .order_by("-finished_at", "-pk")
         .first()
     )
-    newest = Annotation.objects.filter(project=project, scheme=scheme).aggregate(
+
+
+def latest_fit(project: Project) -> ScoreRun | None:
+    """The newest finished run of the project's first BWS scheme that read every answer."""
+    run = _newest_ok_run(project)
+    if run is None:
+        return None
+    newest = Annotation.objects.filter(project=project, scheme=run.scheme).aggregate(
         at=Max("updated_at")
     )["at"]
     if run is None or (newest is not None and (run.data_changed_at or newest) < newest):
@@ -306,7 +363,9 @@ def add_batch(*, project: Project, fit_run: ScoreRun | None) -> TupleBatch | Non
         project=project,
         number=number,
         strategy=str(adaptive.strategy),
-        designer=_designer(adaptive.strategy),
+        designer=_designer(adaptive.strategy)
+        if adaptive.target == AdaptiveTarget.RANKING
+        else f"bws.core.targets.target_batch ({adaptive.target})",
         fit_run=fit_run,
         seed=seed,
         n_tuples=rows.shape[0],

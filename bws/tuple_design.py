@@ -51,6 +51,14 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
         # The balanced start (batch 0); later batches come from the fit (bws.adaptive).
         bws = bws.model_copy(update={"appearances": bws.adaptive.initial_appearances})
     index_of = {item.item_id: i for i, item in enumerate(data.items)}
+    if bws.adaptive is not None:
+        unknown = [i for i in bws.adaptive.item_ids() if i not in index_of]
+        if unknown:
+            shown = ", ".join(repr(i) for i in unknown[:5])
+            raise design.DesignError(
+                f"tuple_generation.adaptive names items that are not in the data: {shown}"
+                + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            )
     rows: list[tuple[int | None, list[str]]] = []
     notes: list[str] = []
     if not bws.items_key and bws.group_key:

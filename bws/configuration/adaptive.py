@@ -9,27 +9,88 @@ start, each further batch of tuples is designed from the current fit, where it t
         batch_tuples: 200         # tuples per further batch
         max_appearances: 16       # per item, every batch included
         ready_margin: 50          # design the next batch when fewer tuples than this are open
+        target: top_k             # what the batches aim at: ranking (the whole order, the
+                                  # default), top_k, threshold or comparisons
+        k: 0.1                    # top_k: how many (a count, or a share of the items below 1)
+        # threshold: 1.5          # threshold: items above this score, or
+        # reference: item_017     #   above this item
+        # comparisons: [[a, b], [c, d]]   # comparisons: the pairs of items whose order matters
 
 Absent: no adaptive design (the balanced design is the whole tuple set). With it,
 tuples_per_item is not used: the balanced start has initial_appearances. The iterative
 strategy designs rounds rather than batches of batch_tuples: each round shows every item
 still below max_appearances once, within buckets of similar score (doubling each round).
-Neither works with items_key or group_key.
+Neither works with items_key or group_key. A target other than ranking needs the adaptive
+strategy (bws.core.targets); its item ids are checked against the data at import.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, model_validator
 
-from projects.configuration.fields import Block, between, choice, detail, limited, reraise
+from projects.configuration.fields import (
+    Block,
+    Name,
+    between,
+    choice,
+    detail,
+    limited,
+    problem,
+    reraise,
+)
 
 
 class AdaptiveStrategy(StrEnum):
     ADAPTIVE = "adaptive"  # each batch from the whole pool, where the fit is least sure
     ITERATIVE = "iterative"  # rounds within buckets of items of similar score
 
+
+class AdaptiveTarget(StrEnum):
+    RANKING = "ranking"  # the whole order
+    TOP_K = "top_k"  # which k items are the best
+    THRESHOLD = "threshold"  # which items lie above a score or a reference item
+    COMPARISONS = "comparisons"  # the order of chosen pairs of items
+
+
+# The keys each target reads (the others are refused with it).
+TARGET_KEYS = {
+    AdaptiveTarget.RANKING: (),
+    AdaptiveTarget.TOP_K: ("k",),
+    AdaptiveTarget.THRESHOLD: ("threshold", "reference"),
+    AdaptiveTarget.COMPARISONS: ("comparisons",),
+}
+MAX_COMPARISONS = 1000
+
+
+def _positive(value: float) -> float:
+    if not value > 0 or value != value or value == float("inf"):
+        raise problem(f"must be a positive number, got {value}")
+    return value
+
+
+def _finite(value: float) -> float:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise problem(f"must be a finite number, got {value}")
+    return value
+
+
+def _pairs(value: list) -> list:
+    if not 1 <= len(value) <= MAX_COMPARISONS:
+        raise problem(f"must list from 1 to {MAX_COMPARISONS} pairs, got {len(value)}")
+    for n, pair in enumerate(value, start=1):
+        if pair[0] == pair[1]:
+            raise problem(f"pair {n} names {pair[0]!r} twice: a pair needs two items")
+    return value
+
+
+Share = Annotated[float, AfterValidator(_positive)]
+Score = Annotated[float, AfterValidator(_finite)]
+Pairs = Annotated[
+    list[tuple[Annotated[str, Strict()], Annotated[str, Strict()]]], AfterValidator(_pairs)
+]  # noqa: E501
 
 DEFAULT_STRATEGY = AdaptiveStrategy.ADAPTIVE
 DEFAULT_INITIAL_APPEARANCES = 4
@@ -45,6 +106,11 @@ class AdaptiveBlock(Block):
     batch_tuples: between(1, MAX_BATCH_TUPLES) = DEFAULT_BATCH_TUPLES
     max_appearances: limited("appearances") = DEFAULT_MAX_APPEARANCES
     ready_margin: between(0, MAX_BATCH_TUPLES) = DEFAULT_READY_MARGIN
+    target: choice(AdaptiveTarget) = AdaptiveTarget.RANKING
+    k: Share | None = None
+    threshold: Score | None = None
+    reference: Name | None = None
+    comparisons: Pairs | None = None
 
     key_hints = {
         "tuples_per_item": (
@@ -75,8 +141,57 @@ class AdaptiveBlock(Block):
                     "are open",
                 )
             )
+        details.extend(self._target_details())
         reraise("adaptive", details)
         return self
+
+    def _target_details(self) -> list:
+        details = []
+        given = [
+            key
+            for key in ("k", "threshold", "reference", "comparisons")
+            if getattr(self, key) is not None
+        ]
+        for key in given:
+            if key not in TARGET_KEYS[self.target]:
+                wanted = next(t for t, keys in TARGET_KEYS.items() if key in keys)
+                details.append(detail((key,), f"belongs to target {wanted}, not {self.target}"))
+        if self.target != AdaptiveTarget.RANKING and self.strategy != AdaptiveStrategy.ADAPTIVE:
+            details.append(
+                detail(
+                    ("target",),
+                    f"target {self.target} needs strategy adaptive, got {self.strategy}",
+                )
+            )
+        if self.target == AdaptiveTarget.TOP_K:
+            if self.k is None:
+                details.append(
+                    detail(
+                        ("k",),
+                        "top_k needs k: a count, or a share below 1 (0.1: the top 10%)",
+                    )
+                )
+            elif self.k >= 1 and self.k != int(self.k):
+                details.append(
+                    detail(("k",), f"must be a whole count, or a share below 1, got {self.k}")
+                )
+        if self.target == AdaptiveTarget.THRESHOLD and (self.threshold is None) == (
+            self.reference is None
+        ):
+            details.append(
+                detail(
+                    ("threshold",),
+                    "threshold needs one of threshold (a score) or reference (an item id)",
+                )
+            )
+        if self.target == AdaptiveTarget.COMPARISONS and self.comparisons is None:
+            details.append(
+                detail(
+                    ("comparisons",),
+                    "comparisons needs the pairs of items, e.g. [[item_a, item_b]]",
+                )
+            )
+        return details
 
 
 class AdaptiveSettings(BaseModel):
@@ -89,6 +204,37 @@ class AdaptiveSettings(BaseModel):
     batch_tuples: int = DEFAULT_BATCH_TUPLES
     max_appearances: int = DEFAULT_MAX_APPEARANCES
     ready_margin: int = DEFAULT_READY_MARGIN
+    target: AdaptiveTarget = AdaptiveTarget.RANKING
+    k: float | None = None
+    threshold: float | None = None
+    reference: str | None = None
+    comparisons: list[tuple[str, str]] | None = None
+
+    def item_ids(self) -> list[str]:
+        """The item ids the target names (checked against the data at import)."""
+        named = [self.reference] if self.reference is not None else []
+        for a, b in self.comparisons or ():
+            named.extend((a, b))
+        return named
+
+    def describe(self, n_items: int) -> str:
+        """The target in words, for the dashboard."""
+        if self.target == AdaptiveTarget.TOP_K:
+            return f"the top {self.count(n_items)} items"
+        if self.target == AdaptiveTarget.THRESHOLD:
+            if self.reference is not None:
+                return f"the items above {self.reference}"
+            return f"the items scoring above {self.threshold:g}"
+        if self.target == AdaptiveTarget.COMPARISONS:
+            n = len(self.comparisons or ())
+            return f"the order of {n} chosen pair{'s' if n != 1 else ''}"
+        return "the whole ranking"
+
+    def count(self, n_items: int) -> int:
+        """top_k's k as a count of items, from 1 to n_items - 1."""
+        k = self.k or 0.1
+        count = round(k * n_items) if k < 1 else int(k)
+        return max(1, min(count, n_items - 1))
 
     @classmethod
     def of(cls, block: AdaptiveBlock | None) -> AdaptiveSettings | None:

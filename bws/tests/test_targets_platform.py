@@ -1,0 +1,145 @@
+"""Adaptive targets on the platform: the config's `adaptive.target` is checked where it is
+read, its item ids against the data at import; every target is driven through the real
+queue by simulated annotators with its batches keeping the design rules; a top-k design
+spends its appearances near the boundary; the dashboard says what the target is and how
+likely its answer is right."""
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from bws import adaptive
+from bws.core import adaptive as core
+from bws.models import TupleBatch
+from bws.tests.test_adaptive_platform import (
+    N_ITEMS,
+    inline_tasks,  # noqa: F401 (a fixture, used by name)
+    no_pending_design,  # noqa: F401 (a fixture)
+    run_study,
+    stored_rows,
+    write_study,
+)
+from projects.configuration import ConfigError, load_config
+from projects.models import Membership
+from projects.services import import_project
+from projects.tests.factories import UserFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
+
+BLOCK = """\
+      adaptive:
+        initial_appearances: 2
+        batch_tuples: 8
+        max_appearances: 12
+        ready_margin: 4
+{target}"""
+
+TARGETS = {
+    "top_k": "        target: top_k\n        k: 0.25\n",
+    "threshold": "        target: threshold\n        threshold: 0.5\n",
+    "reference": "        target: threshold\n        reference: i05\n",
+    "comparisons": "        target: comparisons\n        comparisons: [[i01, i02], [i03, i30]]\n",
+}
+
+
+def block(target: str) -> str:
+    return BLOCK.format(target=target)
+
+
+def studied(tmp_path, settings, capture, name):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, truth = write_study(tmp_path / name, adaptive_block=block(TARGETS[name]))
+    project = import_project(config_path=config, slug=name.replace("_", "-")).project
+    project.truth = truth
+    run_study(project, capture)
+    return project
+
+
+def test_the_target_is_read_with_its_keys(tmp_path):
+    config, _ = write_study(tmp_path / "k", adaptive_block=block(TARGETS["top_k"]))
+    settings = load_config(config).bws.adaptive
+    assert (settings.target, settings.k) == ("top_k", 0.25)
+    assert settings.count(40) == 10 and settings.describe(40) == "the top 10 items"
+    config, _ = write_study(tmp_path / "off", adaptive_block=block(""))
+    assert load_config(config).bws.adaptive.target == "ranking"
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("target: best", "unknown value 'best' (one of: ranking, top_k, threshold, comparisons)"),
+        ("target: top_k", "top_k needs k"),
+        ("target: top_k\n        k: 2.5", "must be a whole count, or a share below 1, got 2.5"),
+        ("target: top_k\n        k: -1", "must be a positive number, got -1"),
+        ("target: top_k\n        k: 3\n        threshold: 1", "belongs to target threshold"),
+        ("target: threshold", "threshold needs one of threshold (a score) or reference"),
+        ("target: comparisons", "comparisons needs the pairs of items"),
+        ("target: comparisons\n        comparisons: [[i01, i01]]", "names 'i01' twice"),
+        ("target: comparisons\n        comparisons: [[i01]]", "comparisons"),
+        ("k: 3", "belongs to target top_k, not ranking"),
+        ("target: top_k\n        k: 3\n        strategy: iterative", "needs strategy adaptive"),
+    ],
+)
+def test_targets_that_cannot_be_designed_are_refused_with_a_message(tmp_path, target, message):
+    config, _ = write_study(tmp_path / "bad", adaptive_block=block(f"        {target}\n"))
+    with pytest.raises(ConfigError) as error:
+        load_config(config)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["reference", "comparisons"])
+def test_items_the_data_does_not_hold_are_refused_at_import(tmp_path, settings, name):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    wrong = TARGETS[name].replace("i05", "i99").replace("i30", "i99")
+    config, _ = write_study(tmp_path / name, adaptive_block=block(wrong))
+    with pytest.raises(Exception, match="names items that are not in the data: 'i99'"):
+        import_project(config_path=config, slug="wrong")
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_every_target_runs_through_the_queue_keeping_the_design_rules(
+    tmp_path, settings, django_capture_on_commit_callbacks, name
+):
+    project = studied(tmp_path, settings, django_capture_on_commit_callbacks, name)
+    batches = TupleBatch.objects.filter(project=project, number__gt=0).order_by("number")
+    assert batches.count() >= 2
+    for batch in batches:
+        assert "targets.target_batch" in batch.designer
+        state = adaptive.design_state(project, before=batch.number)
+        assert core.batch_problems(stored_rows(batch), state, max_appearances=12) == []
+        assert np.array_equal(adaptive.redesign(batch), stored_rows(batch))
+
+
+def test_a_top_k_design_spends_its_appearances_near_the_boundary(
+    tmp_path, settings, django_capture_on_commit_callbacks
+):
+    project = studied(tmp_path, settings, django_capture_on_commit_callbacks, "top_k")
+    # what the first half of the adaptive batches added to the balanced start
+    half = TupleBatch.objects.filter(project=project, number__gt=0).count() // 2
+    added = (
+        adaptive.design_state(project, before=half + 1).appearances
+        - adaptive.design_state(project, before=1).appearances
+    )
+    truth = np.array([project.truth[f"i{i:02d}"] for i in range(N_ITEMS)])
+    place = np.empty(N_ITEMS, dtype=int)
+    place[np.argsort(-truth)] = np.arange(N_ITEMS)
+    near = np.abs(place - 10) <= 6  # within 6 places of the top 10's boundary
+    bottom = place >= 30
+    # (a balanced design adds the same to every item, give or take one)
+    assert added[near].mean() > 1.2 * added[bottom].mean(), added[np.argsort(place)]
+
+
+def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_right(
+    client, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    project = studied(tmp_path, settings, django_capture_on_commit_callbacks, "top_k")
+    manager = UserFactory(username="boss")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    client.force_login(manager)
+    html = client.get(reverse("bws-dashboard", args=[project.slug])).content.decode()
+    assert 'data-target="top_k"' in html and "Aimed at the top 10 items." in html
+    status = adaptive.design_status(project)["target"]
+    assert 0 < status["precision"] <= 1 and 0 <= status["all_right"] <= 1
+    assert status["projected_precision"] >= status["precision"] - 1e-9
+    assert f"{round(status['precision'] * 100)}% is expected right" in html
+    assert "Another 8 judgments aimed at it would raise these to about" in html
