@@ -42,7 +42,7 @@ from bws.core.adaptive import DesignState  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
-from bws.core.targets import Target, target_batch, target_report  # noqa: E402
+from bws.core.targets import USEFUL_SHARE, Target, target_batch, target_report  # noqa: E402
 
 FINAL = 8
 MAX_APPEARANCES = 32
@@ -138,6 +138,7 @@ def targeted(truth, seed, careless, target, goal, args):
         rows = target_batch(
             scores, sd, state, target, batch_tuples=batch,
             max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
+            useful_share=args.useful_share,
         )  # fmt: skip
         if rows.shape[0] == 0:
             return None, report
@@ -175,15 +176,17 @@ def main(argv=None) -> None:
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--start", type=int, default=1, help="balanced appearances first")
-    parser.add_argument("--batch-share", type=float, default=0.25, help="appearances a batch")
+    parser.add_argument("--batch-share", type=float, default=0.125, help="appearances a batch")
     parser.add_argument("--sharpness", type=float, default=1.0)
+    parser.add_argument("--useful-share", type=float, default=USEFUL_SHARE)
     parser.add_argument("--targets", nargs="+", default=["top_k", "threshold", "comparisons"])
     parser.add_argument("--utilities", nargs="+", default=["normal", "t3", "careless"])
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     print("| target | utilities | items | balanced accuracy at r = 8 | share of its judgments per "
-          "seed | median | worst | reached | right when said >= 0.9 |")  # fmt: skip
-    print("|---|---|---:|---:|---|---:|---:|---|---|")
+          "seed | median | worst | reached | right when said >= 0.9 | answer's precision said / "
+          "was |")  # fmt: skip
+    print("|---|---|---:|---:|---|---:|---:|---|---|---|")
     for kind in args.targets:
         for utilities in args.utilities:
             started = time.process_time()
@@ -200,12 +203,15 @@ def main(argv=None) -> None:
                 spent.append(np.inf if used is None else used / FINAL)
                 reports.append(report)
             shares = np.array(spent)
+            said = np.mean([r.expected_precision for r in reports])
+            was = np.mean([accuracy(goals[s], reports[s], truths[s]) for s in seeds])
             print(
                 f"| {kind} | {utilities} | {args.items:,} | {goal:.3f} | "
                 + ", ".join("-" if not np.isfinite(x) else f"{x:.0%}" for x in shares)
                 + f" | {np.median(shares):.0%} | {np.max(shares):.0%} | "
                 f"{int(np.isfinite(shares).sum())} of {args.seeds} | "
-                f"{calibration(reports, truths, goals)} |",
+                f"{calibration(reports, truths, goals)} | "
+                f"{said:.3f} / {was:.3f} |",
                 flush=True,
             )
             print(f"<!-- {time.process_time() - started:.0f} s CPU -->", flush=True)

@@ -27,7 +27,8 @@ What the fit says (``target_report``): per item the posterior probability of bel
 the answer (in the top k, above the threshold), the expected share of the reported answer
 that is right, the probability that the whole answer is right, and the same projected for
 a number of further judgments spent the same way (each item's sd shrunk by the square root
-of its appearances before and after). Probabilities come from independent normal
+of its appearances before and after). The top-k answer is the k items likeliest to belong,
+which gives it the highest expected precision. Probabilities come from independent normal
 posteriors drawn ``draws`` times (the scores' covariance is dropped, as in the intervals).
 """
 
@@ -152,6 +153,7 @@ def target_batch(
     seed: int,
     sharpness: float = 1.0,
     jitter: float = 1.0,
+    useful_share: float = USEFUL_SHARE,
 ) -> np.ndarray:
     """The next batch of at most ``batch_tuples`` tuples for ``target`` (k, T int64 item
     indices in position order), under the rules of ``bws.core.adaptive``."""
@@ -166,7 +168,7 @@ def target_batch(
     worth = target_values(u, s, target)
     eligible = state.appearances < max_appearances
     # a narrow target's batch holds the items that matter to it, not fillers of no value
-    useful = int(np.sum(eligible & (worth >= USEFUL_SHARE * worth[eligible].max(initial=0.0))))
+    useful = int(np.sum(eligible & (worth >= useful_share * worth[eligible].max(initial=0.0))))
     batch_tuples = min(int(batch_tuples), max(1, -(-useful // state.tuple_size)))
     value = worth / (state.appearances + 1.0)
     rng = np.random.default_rng(seed)
@@ -204,9 +206,12 @@ def _draws(u, s, target: Target, rng, draws: int):
 
 
 def _summary(u, s, target: Target, draws: int, seed: int):
+    sampled = _draws(u, s, target, np.random.default_rng(seed), draws)
     if target.kind == "top_k":
+        # the k items likeliest to be in the top k: the answer of the highest expected
+        # precision (the share right is the sum of its items' probabilities over k)
         answer = np.zeros(u.size, dtype=bool)
-        answer[np.argsort(-u, kind="stable")[: target.k]] = True
+        answer[np.lexsort((-u, -sampled.mean(axis=0)))[: target.k]] = True
     elif target.kind == "threshold":
         answer = u > boundary(u, target)
         if target.reference is not None:
@@ -214,7 +219,6 @@ def _summary(u, s, target: Target, draws: int, seed: int):
     else:
         a, b = np.asarray(target.pairs, dtype=np.int64).T
         answer = u[a] > u[b]
-    sampled = _draws(u, s, target, np.random.default_rng(seed), draws)
     if target.kind == "threshold" and target.reference is not None:
         sampled[:, target.reference] = False
     agree = sampled == answer[None, :]

@@ -137,6 +137,16 @@ def test_the_report_is_sure_when_the_fit_is_and_projects_further_judgments():
     assert doubtful.projected_all_right >= doubtful.all_right
 
 
+def test_the_top_k_answer_is_the_likeliest_set_not_the_highest_means():
+    # two uncertain items with the highest means, a sure one just below them: the set of
+    # the highest means is right 0.60 of the time, the set of the likeliest members 0.64
+    u = np.array([-0.3, 1.5, 2.0, 1.8, 1.3, 0.4])
+    sd = np.array([0.05, 0.05, 2.0, 2.0, 0.05, 0.05])
+    report = target_report(u, sd, Target("top_k", k=2), draws=20000)
+    assert report.answer[1] and report.answer.sum() == 2
+    assert report.expected_precision == pytest.approx(0.64, abs=0.02)
+
+
 def test_said_right_with_probability_0_9_is_right_about_that_often():
     """Top 10% of 200 items after 4 balanced appearances, 6 studies: of the items whose
     side of the boundary the report gives at least 0.9, about that share is right."""
