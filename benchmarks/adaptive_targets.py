@@ -203,6 +203,7 @@ def main(argv=None) -> None:
                 spent.append(np.inf if used is None else used / FINAL)
                 reports.append(report)
             shares = np.array(spent)
+            said_balanced = np.mean([r[1].expected_precision for r in reference])
             said = np.mean([r.expected_precision for r in reports])
             was = np.mean([accuracy(goals[s], reports[s], truths[s]) for s in seeds])
             print(
@@ -211,7 +212,7 @@ def main(argv=None) -> None:
                 + f" | {np.median(shares):.0%} | {np.max(shares):.0%} | "
                 f"{int(np.isfinite(shares).sum())} of {args.seeds} | "
                 f"{calibration(reports, truths, goals)} | "
-                f"{said:.3f} / {was:.3f} |",
+                f"{said:.3f} / {was:.3f} (balanced {said_balanced:.3f} / {goal:.3f}) |",
                 flush=True,
             )
             print(f"<!-- {time.process_time() - started:.0f} s CPU -->", flush=True)

@@ -285,6 +285,7 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     )  # fmt: skip
     status.update(
         run_id=run.pk,
+        answer=_answer_rows(project, report, core_target(adaptive, project)),
         precision=report.expected_precision,
         all_right=report.all_right,
         extra=extra,
@@ -292,6 +293,28 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
         projected_all_right=report.projected_all_right,
     )
     return status
+
+
+ANSWER_ROWS = 50
+
+
+def _answer_rows(project: Project, report: targets.TargetReport, target) -> list[dict]:
+    """The answer in item ids, the surest first (at most ANSWER_ROWS): for top_k and
+    threshold the items in it with the probability that each belongs; for comparisons each
+    pair in the fit's order with the probability that the order is right."""
+    ids = dict(Item.objects.filter(project=project).values_list("index", "item_id"))
+    if report.kind == "comparisons":
+        rows = []
+        for (a, b), ahead, p in zip(target.pairs, report.answer, report.membership, strict=True):
+            first, second = (a, b) if ahead else (b, a)
+            rows.append({"item": ids[first], "other": ids[second], "p": float(p)})
+    else:
+        rows = [
+            {"item": ids[i], "p": float(report.membership[i])}
+            for i in np.flatnonzero(report.answer)
+        ]
+    rows.sort(key=lambda row: -row["p"])
+    return rows[:ANSWER_ROWS]
 
 
 def _newest_ok_run(project: Project) -> ScoreRun | None:

@@ -131,3 +131,31 @@ def test_intervals_under_iterative_rounds_are_marked_approximate_on_the_page(
     assert "missing the 0.93-0.97 band" in said
     assert page.locator("td[data-approximate] abbr").count() == 40
     page.screenshot(path=ARTIFACTS / "bws-dashboard-iterative-counting.png", full_page=True)
+
+
+def test_a_top_k_target_says_its_answer_and_how_likely_it_is_right(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    page = browser_page
+    project = annotated_adaptive_project(
+        tmp_path, monkeypatch, "top", "        target: top_k\n        k: 0.1\n", answers=60
+    )
+    services.execute_run(services.request_run(project=project, scheme="quality").pk)
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/top/bws/")
+    line = page.locator("[data-target='top_k']")
+    said = " ".join(line.inner_text().split())
+    assert said.startswith("Aimed at the top 4 items. Of the answer,")
+    assert "Another 12 judgments aimed at it would raise these to about" in said
+    answer = page.locator("[data-answer]")
+    answer.locator("summary").click()
+    rows = answer.locator("tbody tr")
+    assert rows.count() == 4
+    chances = [float(rows.nth(i).locator("td.num").inner_text()) for i in range(4)]
+    assert chances == sorted(chances, reverse=True) and all(0 <= p <= 1 for p in chances)
+    page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-top-k.png")
