@@ -177,7 +177,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--start", type=int, default=1, help="balanced appearances first")
     parser.add_argument("--batch-share", type=float, default=0.125, help="appearances a batch")
-    parser.add_argument("--sharpness", type=float, default=1.0)
+    parser.add_argument("--sharpness", type=float, default=None, help="default: the platform's")
     parser.add_argument("--useful-share", type=float, default=USEFUL_SHARE)
     parser.add_argument("--targets", nargs="+", default=["top_k", "threshold", "comparisons"])
     parser.add_argument("--utilities", nargs="+", default=["normal", "t3", "careless"])
