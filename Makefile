@@ -35,12 +35,15 @@ $(LOCAL_KEY):
 # load_demo also makes the agreement demo's media offline (examples/demo_media.py: audio and
 # point clouds; no video, since a fresh machine has no ffmpeg).
 # PORT=8001 make demo serves on another port.
+PORT ?= 8000
+export PORT
+
 demo: $(STAMP) $(LOCAL_KEY)
 	@echo "[2/4] Preparing the database and the static files ..."
 	@$(LOCAL_ENV) $(BIN)/python manage.py migrate --noinput --verbosity 0
 	@$(LOCAL_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	@echo "[3/4] Loading the demo lab (the first time: about half a minute) ..."
-	@$(LOCAL_ENV) $(BIN)/python manage.py load_demo
+	@$(LOCAL_ENV) $(BIN)/python manage.py load_demo --site http://127.0.0.1:$(PORT)
 	@echo "[4/4] Starting the web server and the worker ..."
 	@$(LOCAL_ENV) PATH="$(abspath $(BIN)):$$PATH" bash platform/serve-local.sh
 
