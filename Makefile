@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install lint format serve worker clean
+.PHONY: demo test browser-check install lint format serve worker clean
 
 # pip's own output is a few lines per package; PIP_STEPS folds it into one line that counts
 # the packages fetched (pip's errors go to stderr and are shown as they are).
@@ -51,8 +51,21 @@ demo: $(STAMP) $(LOCAL_KEY)
 # Redis database (REDIS_URL's number, then the next ones: conftest.py).
 TEST_PROCESSES ?= 3
 
-test: $(STAMP)
+# The browser tests drive a real Chromium through Playwright, found as tests/test_browser.py
+# finds it (chromium on PATH, else /usr/bin/chromium); without it they are skipped.
+CHROMIUM ?= $(shell command -v chromium || echo /usr/bin/chromium)
+
+test: $(STAMP) browser-check
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES)
+
+browser-check:
+	@if [ -x "$(CHROMIUM)" ]; then \
+	  echo "Browser tests: run in $(CHROMIUM) (Playwright)."; \
+	else \
+	  echo "Browser tests: SKIPPED, no Chromium (not on PATH, no /usr/bin/chromium)."; \
+	  echo "  They drive a real Chromium through Playwright; Playwright's own browser download"; \
+	  echo "  is not used. Install it to run them: on Debian, apt-get install chromium"; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
