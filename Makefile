@@ -43,9 +43,11 @@ demo: $(STAMP) $(LOCAL_KEY)
 	@$(LOCAL_ENV) $(BIN)/python manage.py migrate --noinput --verbosity 0
 	@$(LOCAL_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	@echo "[3/4] Loading the demo lab (the first time: about half a minute) ..."
-	@$(LOCAL_ENV) $(BIN)/python manage.py load_demo --site http://127.0.0.1:$(PORT)
+	@$(LOCAL_ENV) $(BIN)/python manage.py load_demo --site http://127.0.0.1:$(PORT) \
+	  --summary-file var/demo-summary.txt
 	@echo "[4/4] Starting the web server and the worker ..."
-	@$(LOCAL_ENV) PATH="$(abspath $(BIN)):$$PATH" bash platform/serve-local.sh
+	@$(LOCAL_ENV) SERVE_READY_NOTE=var/demo-summary.txt PATH="$(abspath $(BIN)):$$PATH" \
+	  bash platform/serve-local.sh
 
 # Tests run in TEST_PROCESSES processes (pytest-xdist); each has its own test database and
 # Redis database (REDIS_URL's number, then the next ones: conftest.py).

@@ -2,7 +2,8 @@
 # Serve Annolab on http://127.0.0.1:8000 with a real Celery worker beside it.
 # Without REDIS_URL the worker uses the embedded file broker (no server needed).
 # PORT picks another port; GUNICORN_WORKERS (default 2 here) the web processes;
-# SERVE_READY_SECONDS (default 120) how long to wait for the first page.
+# SERVE_READY_SECONDS (default 120) how long to wait for the first page; SERVE_READY_NOTE a
+# file printed under the address then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT="${PORT:-8000}"
@@ -106,6 +107,10 @@ until answers; do
 done
 echo
 echo "Annolab is ready: open $URL   (Ctrl-C stops the web server and the worker)"
+# make demo's accounts and links, again where they are seen (SERVE_READY_NOTE: a file).
+if [ -n "${SERVE_READY_NOTE:-}" ] && [ -r "$SERVE_READY_NOTE" ]; then
+  cat "$SERVE_READY_NOTE"
+fi
 echo
 
 status=0

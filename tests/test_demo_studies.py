@@ -29,11 +29,16 @@ def crowd_only(monkeypatch):
     monkeypatch.setattr(load_demo.Command, "load_agreement_demo", lambda self, lab, owner: None)
 
 
-def test_load_demo_prints_the_crowd_studys_link_and_the_link_opens_the_study(crowd_only):
-    out = StringIO()
-    call_command("load_demo", "--site", "http://127.0.0.1:8123", stdout=out)
+def test_load_demo_prints_the_crowd_studys_link_and_the_link_opens_the_study(crowd_only, tmp_path):
+    out, summary = StringIO(), tmp_path / "summary.txt"
+    call_command(
+        "load_demo", "--site", "http://127.0.0.1:8123", "--summary-file", summary, stdout=out
+    )
     link = "http://127.0.0.1:8123/p/mt-crowd/start?PROLIFIC_PID=demo-participant-1"
     assert link in out.getvalue().splitlines()[-1]
+    # The summary make demo prints again once the site answers: accounts and the link.
+    assert "admin / annolab-admin" in summary.read_text()
+    assert summary.read_text().splitlines()[-1].strip() == link
     project = Project.objects.get(slug="mt-crowd")
     config = project.settings
     assert config.participants.open_link and config.participants.consent

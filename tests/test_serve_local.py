@@ -83,7 +83,9 @@ def environment(tmp_path):
         "MEDIA_ROOT": str(tmp_path / "media"),
         "PROJECT_FILES_ROOT": str(tmp_path / "projects"),
         "PORT": str(free_port()),
+        "SERVE_READY_NOTE": str(tmp_path / "note.txt"),
     }
+    (tmp_path / "note.txt").write_text("Demo accounts: the note\n")
     migrated = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "--verbosity", "0"],
         cwd=ROOT,
@@ -118,6 +120,12 @@ def test_the_address_comes_once_the_site_answers_and_ctrl_c_stops_it_cleanly(env
         assert served.ready.wait(180), served.output
         url = f"http://127.0.0.1:{environment['PORT']}/"
         assert f"{READY}{url}" in served.output
+        # The note comes right under the address.
+        ready = next(n for n, line in enumerate(served.lines) if line.startswith(READY))
+        deadline = time.monotonic() + 10
+        while len(served.lines) <= ready + 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert served.lines[ready + 1] == "Demo accounts: the note", served.output
         # Printed after the site answered: it answers now, with the login page.
         with urllib.request.urlopen(url, timeout=10) as page:
             assert page.status == 200 and "/accounts/login/" in page.url

@@ -134,6 +134,20 @@ def participant_link(project: Project, site: str, participant: str) -> str:
     return f"{site.rstrip('/')}/p/{project.slug}/start?{param}={participant}"
 
 
+def demo_summary(crowd: Project, site: str) -> str:
+    """The demo's accounts and the crowd study's participant link, as printed."""
+    lines = ["Demo accounts (username / password):"]
+    for username, password, is_staff in DEMO_USERS:
+        role = "site admin and lab admin" if is_staff else "annotator"
+        lines.append(f"  {username} / {password}   ({role})")
+    lines.append(
+        f"Crowd study {crowd.slug}: a participant's link (any other id is a new participant; "
+        "a private window keeps your login apart):"
+    )
+    lines.append(f"  {participant_link(crowd, site, 'demo-participant-1')}")
+    return "\n".join(lines)
+
+
 class Command(BaseCommand):
     help = "Create the demo lab, its users and projects (safe to run again)."
 
@@ -142,6 +156,11 @@ class Command(BaseCommand):
             "--site",
             default=DEMO_SITE,
             help=f"the address the demo is served at, for the links printed (default {DEMO_SITE})",
+        )
+        parser.add_argument(
+            "--summary-file",
+            help="also write the accounts and the participant link to this file "
+            "(make demo prints it again once the site answers)",
         )
 
     @transaction.atomic
@@ -166,15 +185,10 @@ class Command(BaseCommand):
             )
         self.load_agreement_demo(lab, users["admin"])
         crowd = self.load_crowd_demo(lab, users["admin"])
-        self.stdout.write("Demo accounts (username / password):")
-        for username, password, is_staff in DEMO_USERS:
-            role = "site admin and lab admin" if is_staff else "annotator"
-            self.stdout.write(f"  {username} / {password}   ({role})")
-        self.stdout.write(
-            f"Crowd study {crowd.slug}: a participant's link (any other id is a new "
-            "participant; a private window keeps your login apart):"
-        )
-        self.stdout.write(f"  {participant_link(crowd, options['site'], 'demo-participant-1')}")
+        summary = demo_summary(crowd, options["site"])
+        self.stdout.write(summary)
+        if options["summary_file"]:
+            Path(options["summary_file"]).write_text(summary + "\n", encoding="utf-8")
 
     def load_crowd_demo(self, lab, owner) -> Project:
         slug, config = CROWD_DEMO
