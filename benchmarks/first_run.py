@@ -5,7 +5,7 @@ it). The environment is the caller's without DATABASE_URL, REDIS_URL and SECRET_
 demo runs as on a new machine: SQLite and the embedded worker (pip's own cache is used as
 it is). Every wait is bounded: 10 minutes to the first page, 30 s for the stop.
 
-    .venv/bin/python benchmarks/first_run.py [--repo PATH] [--keep]
+    .venv/bin/python benchmarks/first_run.py [--repo PATH] [--keep] [--transcript FILE]
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", default=str(ROOT), help="the repository to clone")
     parser.add_argument("--keep", action="store_true", help="keep the clone afterwards")
+    parser.add_argument("--transcript", help="write make demo's output, timed, to this file")
     args = parser.parse_args(argv)
 
     folder = Path(tempfile.mkdtemp(prefix="annolab-first-run-"))
@@ -136,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         if match:
             steps.setdefault(int(match.group(1)), moment)
     bad = [line for _, line in run.lines if BAD.search(line)]
+    if args.transcript:
+        Path(args.transcript).write_text(
+            "".join(f"{moment:7.1f}  {line}\n" for moment, line in run.lines), encoding="utf-8"
+        )
     print(f"clone: {cloned:.1f} s ({args.repo})")
     print("make demo, seconds from its start:")
     names = {
