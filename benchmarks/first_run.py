@@ -42,7 +42,7 @@ def free_port() -> int:
 
 def answers(url: str) -> bool:
     try:
-        urllib.request.urlopen(url, timeout=2)
+        urllib.request.urlopen(url, timeout=10)
     except urllib.error.HTTPError as error:
         return error.code < 500
     except OSError:

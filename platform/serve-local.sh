@@ -84,7 +84,7 @@ import urllib.request
 
 signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C while polling: no traceback
 try:
-    urllib.request.urlopen(sys.argv[1], timeout=2)
+    urllib.request.urlopen(sys.argv[1], timeout=10)  # a first request may wait on imports
 except urllib.error.HTTPError as error:
     sys.exit(error.code >= 500)
 except OSError:
