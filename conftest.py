@@ -120,6 +120,7 @@ SLOW_TESTS = {
     "tests/test_browser": 10,
     "agreement/tests/test_django_browser.py": 10,
     "tests/test_celery_worker.py": 13,
+    "tests/test_serve_local.py": 30,
     "bws/tests/test_adaptive_platform.py": 8,
     "bws/tests/test_adaptive.py": 6,
     "bws/tests/test_adaptive_queue.py": 5,

@@ -5,7 +5,8 @@ Each system copies a reference translation and then makes its share of typical M
 article, lost punctuation), better systems fewer. For mt_tuples it also writes the study's
 tuples (tuples.jsonl, as the platform stores a project's tuples) and the answers of three
 simulated annotators in the guides' record (the tuple named by id only), so the file-mode
-commands have something to score. The output is the same on every run:
+commands have something to score; for crowd_demo the items and the gold tuples of its
+training and attention checks. The output is the same on every run:
 
     .venv/bin/python examples/make_data.py
 
@@ -249,10 +250,15 @@ def _degrade(text: str, source: str, language: str, rng: random.Random) -> str:
 
 
 def translate(sentence: int, language: str, system: str, rng: random.Random) -> str:
-    source, french, german = SENTENCES[sentence]
-    text = french if language == "fr" else german
     rate = ERROR_RATES[system]
     errors = int(rate) + (1 if rng.random() < rate - int(rate) else 0)
+    return with_errors(sentence, language, errors, rng)
+
+
+def with_errors(sentence: int, language: str, errors: int, rng: random.Random) -> str:
+    """The reference translation of the sentence with that many errors made in it."""
+    source, french, german = SENTENCES[sentence]
+    text = french if language == "fr" else german
     for _ in range(errors):
         text = _degrade(text, source, language, rng)
     return text
@@ -286,6 +292,46 @@ def mt_systems(seed: int, *, with_source: bool) -> list[dict]:
                 record["sentence_id"] = f"{language}_{sentence + 1:03d}"
             records.append(record)
     return records
+
+
+# The crowd demo's systems make a fixed number of errors, so that its gold tuples (the
+# output with none, two with one, the one with four) have an answer nobody can dispute.
+CROWD_ERRORS = {"sys_a": 0, "sys_b": 1, "sys_c": 1, "sys_d": 2, "sys_e": 4}
+CROWD_SENTENCES = 10
+CROWD_GOLD = 6  # the first two are the training, the others attention checks
+
+
+def crowd_study(seed: int) -> tuple[list[dict], list[dict]]:
+    """The crowd demo's items (10 English sentences, each into French by five systems) and
+    its gold tuples, one per sentence of the first six: best the output without errors,
+    worst the one with four."""
+    rng = random.Random(seed)
+    items, gold = [], []
+    for sentence in range(CROWD_SENTENCES):
+        ids = {}
+        for system, errors in CROWD_ERRORS.items():
+            ids[system] = f"cr_{len(items) + 1:04d}"
+            items.append(
+                {
+                    "id": ids[system],
+                    "text": with_errors(sentence, "fr", errors, rng),
+                    "system": system,
+                    "source": SENTENCES[sentence][0],
+                    "sentence_id": f"fr_{sentence + 1:03d}",
+                }
+            )
+        if sentence < CROWD_GOLD:
+            shown = [ids[s] for s in ("sys_a", "sys_b", "sys_c", "sys_e")]
+            rng.shuffle(shown)
+            gold.append(
+                {
+                    "id": f"gold_{sentence + 1:02d}",
+                    "items": shown,
+                    "best": ids["sys_a"],
+                    "worst": ids["sys_e"],
+                }
+            )
+    return items, gold
 
 
 def mt_tuples(seed: int) -> list[dict]:
@@ -350,8 +396,11 @@ def main(argv: list[str] | None = None) -> None:
         help="also write the agreement demo's audio and point clouds (agreement_demo/media)",
     )
     args = parser.parse_args(argv)
-    write_jsonl(HERE / "mt_bws/data/mt_systems.jsonl", mt_systems(1, with_source=False))
+    write_jsonl(HERE / "mt_bws/data/mt_systems.jsonl", mt_systems(1, with_source=True))
     write_jsonl(HERE / "mt_two_dims/data/mt_outputs.jsonl", mt_systems(2, with_source=True))
+    items, gold = crowd_study(5)
+    write_jsonl(HERE / "crowd_demo/data/outputs.jsonl", items)
+    write_jsonl(HERE / "crowd_demo/gold.jsonl", gold)
     instances = mt_tuples(3)
     write_jsonl(HERE / "mt_tuples/data/mt_tuples.jsonl", instances)
     tuples = instance_tuples(instances)

@@ -49,3 +49,34 @@ def test_every_app_of_the_settings_is_installed(tmp_path, settings):
     code = f"import importlib; [importlib.import_module(m) for m in {local!r}]"
     done = run_outside(tmp_path, "-c", code)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("chromium", "says"),
+    [("/nonexistent/chromium", "Browser tests: SKIPPED, no Chromium"), (sys.executable, "run in")],
+)
+def test_make_test_says_first_whether_the_browser_tests_run(chromium, says):
+    """`make test` runs browser-check before pytest: it names the Chromium the browser tests
+    use, or says they are skipped and how to install it."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        ["make", "--no-print-directory", "browser-check", f"CHROMIUM={chromium}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert says in done.stdout
+    if "SKIPPED" in says:
+        assert "apt-get install chromium" in done.stdout
+    dry = subprocess.run(
+        ["make", "--dry-run", "--no-print-directory", "test"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    commands = dry.stdout.splitlines()
+    check = next(n for n, line in enumerate(commands) if "Browser tests" in line)
+    assert check < next(n for n, line in enumerate(commands) if "pytest" in line)

@@ -52,7 +52,9 @@ def test_dialect_a_reference_example_normalises():
             }
         ],
         "item_properties": {"id_key": "id", "text_key": "text"},
-        "instance_display": [],
+        "instance_display": [
+            {"key": "source", "label": "Source sentence (English)", "type": "text"}
+        ],
         "assignment_strategy": "least_annotated",
         "num_annotators_per_item": None,
         "max_annotations_per_user": None,
@@ -72,7 +74,7 @@ def test_dialect_a_reference_example_normalises():
             "appearances": 8,
             "seed": 42,
             "ensure_pair_coverage": False,
-            "group_key": None,
+            "group_key": "sentence_id",
             "system_key": None,
             "adaptive": None,
         },

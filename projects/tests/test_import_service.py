@@ -192,8 +192,8 @@ annotation_schemes:
 def test_design_summary_is_stored_with_the_project():
     project = import_project(config_path=EXAMPLES / "mt_bws" / "config.yaml").project
     summary = "\n".join(project.config["design_summary"])
-    assert "appearances per item: min 8, max 8" in summary
-    assert "repeated pairs: 0" in summary
+    assert "tuples designed within 40 groups: 400" in summary
+    assert "appearances per item within a group: min 8, max 8" in summary
     per_instance = import_project(config_path=EXAMPLES / "mt_tuples" / "config.yaml").project
     assert any("within 30 instances" in line for line in per_instance.config["design_summary"])
 

@@ -33,6 +33,9 @@ AGREEMENT_DEMO = (
     "examples/agreement_demo/config.yaml",
     "examples/agreement_demo/annotations.jsonl",
 )
+# A crowd study open to participants by its link (no accounts made by hand).
+CROWD_DEMO = ("mt-crowd", "examples/crowd_demo/config.yaml")
+DEMO_SITE = "http://127.0.0.1:8000"
 DEMO_JUDGE = "judge-gpt"
 # Writes the agreement demo's audio and point clouds beside its config (not in the repository).
 DEMO_MEDIA = "examples/demo_media.py"
@@ -125,8 +128,40 @@ def _parse(stamp: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def participant_link(project: Project, site: str, participant: str) -> str:
+    """The address a panel sends one participant to (its id in the project's id_param)."""
+    param = project.settings.participants.id_param
+    return f"{site.rstrip('/')}/p/{project.slug}/start?{param}={participant}"
+
+
+def demo_summary(crowd: Project, site: str) -> str:
+    """The demo's accounts and the crowd study's participant link, as printed."""
+    lines = ["Demo accounts (username / password):"]
+    for username, password, is_staff in DEMO_USERS:
+        role = "site admin and lab admin" if is_staff else "annotator"
+        lines.append(f"  {username} / {password}   ({role})")
+    lines.append(
+        f"Crowd study {crowd.slug}: a participant's link (any other id is a new participant; "
+        "a private window keeps your login apart):"
+    )
+    lines.append(f"  {participant_link(crowd, site, 'demo-participant-1')}")
+    return "\n".join(lines)
+
+
 class Command(BaseCommand):
     help = "Create the demo lab, its users and projects (safe to run again)."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--site",
+            default=DEMO_SITE,
+            help=f"the address the demo is served at, for the links printed (default {DEMO_SITE})",
+        )
+        parser.add_argument(
+            "--summary-file",
+            help="also write the accounts and the participant link to this file "
+            "(make demo prints it again once the site answers)",
+        )
 
     @transaction.atomic
     def handle(self, *args, **options):
@@ -149,10 +184,26 @@ class Command(BaseCommand):
                 f"{n} simulated judgments scored"
             )
         self.load_agreement_demo(lab, users["admin"])
-        self.stdout.write("Demo accounts (username / password):")
-        for username, password, is_staff in DEMO_USERS:
-            role = "site admin and lab admin" if is_staff else "annotator"
-            self.stdout.write(f"  {username} / {password}   ({role})")
+        crowd = self.load_crowd_demo(lab, users["admin"])
+        summary = demo_summary(crowd, options["site"])
+        self.stdout.write(summary)
+        if options["summary_file"]:
+            Path(options["summary_file"]).write_text(summary + "\n", encoding="utf-8")
+
+    def load_crowd_demo(self, lab, owner) -> Project:
+        slug, config = CROWD_DEMO
+        project = Project.objects.filter(slug=slug).first()
+        if project is not None:
+            return project
+        result = import_project(
+            config_path=Path(settings.BASE_DIR) / config, lab=lab, owner=owner, slug=slug
+        )
+        gold = result.project.units.filter(is_gold=True).count()
+        self.stdout.write(
+            f"demo project {slug}: {result.n_items} items, {result.n_tuples} tuples, "
+            f"{gold} gold tuples (training and attention checks), open to participants"
+        )
+        return result.project
 
     def load_agreement_demo(self, lab, owner):
         slug, config, answers = AGREEMENT_DEMO
