@@ -96,7 +96,9 @@ def design_state(project: Project, before: int | None = None) -> core.DesignStat
 
 def fit_arrays(run: ScoreRun, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """A stored run's scores and their standard deviations over Item.index (the 95%
-    interval's half-width over z; NaN for an item the run did not score or bound)."""
+    interval's inner half-width over z: a model fit's outer end may be moved out for the
+    prior's pull, bws/core/tail_intervals.py; NaN for an item the run did not score or
+    bound)."""
     u = np.full(n_items, np.nan)
     sd = np.full(n_items, np.nan)
     for index, score, low, high in run.item_scores.values_list(
@@ -105,7 +107,8 @@ def fit_arrays(run: ScoreRun, n_items: int) -> tuple[np.ndarray, np.ndarray]:
         if score is not None:
             u[index] = score
         if low is not None and high is not None:
-            sd[index] = (high - low) / (2 * Z95)
+            half = (high - low) / 2 if score is None else min(score - low, high - score)
+            sd[index] = max(half, 0.0) / Z95
     return u, sd
 
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from bws import adaptive
 from bws.core import adaptive as core
-from bws.models import TupleBatch
+from bws.models import ScoreRun, TupleBatch
 from bws.tests.test_adaptive_platform import (
     inline_tasks,  # noqa: F401 (a fixture, used by name)
     no_pending_design,  # noqa: F401 (a fixture)
@@ -123,3 +123,10 @@ def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_righ
     assert status["projected_precision"] >= status["precision"] - 1e-9
     assert f"{round(status['precision'] * 100)}% is expected right" in html
     assert "Another 8 judgments aimed at it would raise these to about" in html
+    # a moved-out outer end (bws/core/tail_intervals.py) leaves the sd the design reads
+    run = ScoreRun.objects.get(pk=status["run_id"])
+    row = run.item_scores.exclude(score=None).order_by("-score").first()
+    before = adaptive.fit_arrays(run, 40)[1][row.item_index]
+    row.ci_high += 1.0
+    row.save()
+    assert adaptive.fit_arrays(run, 40)[1][row.item_index] == pytest.approx(before)
