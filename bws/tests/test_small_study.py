@@ -29,11 +29,10 @@ def checked(n_items, method, seed=1):
 
 
 def test_the_model_fits_have_a_measured_limit_and_counting_none():
-    # benchmarks/coverage.py --small: counting's intervals covered 0.940-0.965 from 6
-    # items up; the model fits' missed below their limits.
-    assert LIMITED == ["bradley_terry", "plackett_luce"]
-    for method in LIMITED:
-        assert coverage_limits.small_study_items(method) > 10
+    # benchmarks/coverage.py --small (RESULTS-h4.md): counting's intervals covered
+    # 0.940-0.965 from 6 items up; Bradley-Terry's missed the band up to 20 items,
+    # Plackett-Luce's up to 10.
+    assert coverage_limits.SMALL_STUDY_ITEMS == {"bradley_terry": 40, "plackett_luce": 20}
     assert coverage_limits.small_study_items("counting") == 0
 
 
@@ -98,11 +97,12 @@ def test_the_message_for_a_bradley_terry_study_of_10_items():
 
 @pytest.mark.parametrize("method", ["counting", "bradley_terry", "plackett_luce"])
 def test_intervals_of_studies_of_40_items_cover_in_the_band(method):
-    # 60 simulated studies of 40 items (8 appearances, one judgment per tuple), the seeds
-    # of benchmarks/coverage.py --small: 2,400 intervals, standard error about 0.005.
+    # 60 simulated studies of 40 items (4 appearances, three judgments per tuple), the
+    # seeds of benchmarks/coverage.py --small: 2,400 intervals, standard error about 0.005
+    # (0.947, 0.940 and 0.950 for counting, Bradley-Terry and Plackett-Luce).
     inside = []
     for rep in range(60):
-        judgments, truth, tuples, own = simulate(40, 8, 1, 0.0, 7919 * rep + 1)
+        judgments, truth, tuples, own = simulate(40, 4, 3, 0.0, 7919 * rep + 1)
         goal = target(method, truth, tuples, own)
         _, intervals = calibrated(judgments, method)
         inside.append((intervals.low <= goal) & (goal <= intervals.high))
