@@ -36,9 +36,9 @@ DESIGN_WORDS = {
 # in RESULTS-h4.md): per method, every cell from SMALL_STUDY_ITEMS items up was in the
 # band, and SMALL_STUDY_COVERAGE is the range over the cells below it.
 # * Bradley-Terry: 0.809-0.936 at 6 and 10 items; 0.928-0.945 at 20, where 0.928 alone
-#   is outside the band but a rerun of 500 studies per cell put 4 appearances at 0.920
-#   (one judgment per tuple) and 0.929 (three): a real miss, not noise; 0.938-0.959 at
-#   40 and 100.
+#   is outside the band, but a rerun of 500 studies per cell gave 0.920 and 0.929 at 4
+#   appearances and 0.927 at 8 with one judgment per tuple: a real miss, not noise;
+#   0.938-0.959 at 40 and 100.
 # * Plackett-Luce: 0.833-0.950 at 6 and 10 items (6 of 12 cells in the band), 0.943-0.969
 #   from 20 up.
 # * Counting: 0.940-0.965 in every cell from 6 items up: no limit (smaller studies were
