@@ -25,6 +25,9 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from bws.core.bootstrap import UNITS, cluster_labels
+from bws.core.coverage_limits import DESIGN_COVERAGE as DESIGN_COVERAGE
+from bws.core.coverage_limits import DESIGN_WORDS as DESIGN_WORDS
+from bws.core.coverage_limits import small_study_items, small_study_message, small_study_reason
 from bws.core.judgments import Judgments
 from bws.core.scores import Scores
 from bws.core.scoring import METHOD_NAMES
@@ -45,27 +48,6 @@ MIN_CLUSTERS = 6
 # Intervals narrower than this, relative to the score scale (largest |end|, at least 1),
 # have zero width: no spread at all (in a bootstrap, every resample gave the same score).
 ZERO_WIDTH = 1e-9
-# Where the tuples after a balanced start were chosen from the current fit, the 95%
-# intervals of some methods missed the 0.93-0.97 band in simulations (1,000 items, normal
-# and t3 utilities, starts of 2 and 4 balanced appearances, 6 to 12 appearances, 2 seeds:
-# benchmarks/adaptive_coverage.py; ranges over single runs, benchmarks/RESULTS.md,
-# "Intervals under iterative rounds"). Under iterative rounds the empirical-Bayes prior is
-# estimated far too wide (4.1-4.7 for a true 1: the bucket levels rest on the very
-# judgments that formed the buckets), and counting's intervals come out too wide. Every
-# interval of these (strategy, method) pairs is marked approximate, with the measured
-# range; counting's and Plackett-Luce's under adaptive batches stayed in the band but for
-# single runs off it by 0.003 or less (0.938-0.972, 0.929-0.973).
-DESIGN_COVERAGE = {
-    ("iterative", "plackett_luce"): "0.67-0.98",
-    ("iterative", "bradley_terry"): "0.66-0.97",
-    ("iterative", "counting"): "0.96-0.98",
-    ("adaptive", "bradley_terry"): "0.90-0.96",
-}
-DESIGN_WORDS = {
-    "iterative": "drawn inside score buckets (iterative rounds)",
-    "adaptive": "designed from the current fit (adaptive batches)",
-}
-
 # Why an item's interval is approximate (bits of Diagnostics.interval_flags).
 FEW_APPEARANCES = 1
 FEW_CLUSTERS = 2
@@ -73,6 +55,7 @@ ZERO_SPREAD = 4
 SEPARATED = 8
 NO_INTERVAL = 16
 DESIGN = 32
+SMALL_STUDY = 64
 FLAG_NAMES = {
     FEW_APPEARANCES: "few_appearances",
     FEW_CLUSTERS: "few_clusters",
@@ -80,6 +63,7 @@ FLAG_NAMES = {
     SEPARATED: "separated",
     NO_INTERVAL: "no_interval",
     DESIGN: "design",
+    SMALL_STUDY: "small_study",
 }
 UNIT_NOUNS = {"tuple": "tuples", "judgment": "judgments", "annotator": "annotators"}
 APPROXIMATE_MARK = "\u2248"  # ≈
@@ -116,6 +100,7 @@ class Diagnostics:
     interval_kind: str = "bootstrap"
     design: str | None = None
     design_method: str | None = None  # the method whose intervals missed under ``design``
+    small_study_method: str | None = None  # the method whose intervals miss at this size
     min_appearances: int = MIN_APPEARANCES
     min_clusters: int = MIN_CLUSTERS
     messages: list[str] = field(default_factory=list)
@@ -179,6 +164,8 @@ class Diagnostics:
             always_best=bool(np.isin(item, self.always_best)),
             design=self.design,
             design_method=self.design_method,
+            small_study_method=self.small_study_method,
+            n_shown=self.n_shown,
         )
 
     def to_dict(self) -> dict:
@@ -207,6 +194,7 @@ class Diagnostics:
             "interval_kind": self.interval_kind,
             "design": self.design,
             "design_method": self.design_method,
+            "small_study_method": self.small_study_method,
             "n_approximate": self.n_approximate,
             "approximate": {name: items for name, items in flagged.items() if items},
             # Distinct clusters of the items with too few, for their notes.
@@ -238,7 +226,9 @@ def diagnose(
 
     ``design``: the adaptive strategy that chose the tuples after a balanced start, if any
     ("adaptive" or "iterative"); every interval of a method whose coverage missed the band
-    under it is approximate (DESIGN_COVERAGE).
+    under it is approximate (DESIGN_COVERAGE). So is every calibrated interval (any
+    ``interval_kind`` but "bootstrap") of a study with fewer shown items than its method
+    was measured to need (bws.core.coverage_limits.SMALL_STUDY_ITEMS).
 
     ``method`` (or ``scores.method``) words the note on separated items.
     ``low`` and ``high`` are the interval ends per item index (NaN or None where an item
@@ -266,6 +256,8 @@ def diagnose(
     has_intervals = low is not None and high is not None
     method = scores.method if scores is not None else method
     missed = has_intervals and (design, method) in DESIGN_COVERAGE
+    small = has_intervals and interval_kind != "bootstrap"
+    small = small and int(shown.sum()) < small_study_items(method)
     flags = np.zeros(n, dtype=np.int64)
     if has_intervals:
         flags = _interval_flags(
@@ -280,6 +272,8 @@ def diagnose(
         )
         if missed:
             flags[shown] |= DESIGN
+        if small:
+            flags[shown] |= SMALL_STUDY
     result = Diagnostics(
         n_items=n,
         appearances=appearances,
@@ -297,6 +291,7 @@ def diagnose(
         interval_kind=interval_kind,
         design=design,
         design_method=method if missed else None,
+        small_study_method=method if small else None,
         min_appearances=min_appearances,
         min_clusters=min_clusters,
     )
@@ -393,7 +388,9 @@ def _messages(d: Diagnostics, method: str | None) -> list[str]:
             f"{_count(missing, 'item was', 'items were')} never shown: no score or rank."
         )
     messages += _separation_messages(d, method)
-    if d.has_intervals and d.n_approximate:
+    if d.has_intervals and d.small_study_method is not None:
+        messages.append(small_study_message(d.n_shown, d.small_study_method))
+    if d.has_intervals and (d.interval_flags & ~SMALL_STUDY).any():
         messages.append(_interval_message(d))
     return messages
 
@@ -422,8 +419,9 @@ def _separation_messages(d: Diagnostics, method: str | None) -> list[str]:
 
 
 def _interval_message(d: Diagnostics) -> str:
+    """The reasons other than a small study (whose message stands on its own)."""
     noun = UNIT_NOUNS.get(d.unit, d.unit + "s")
-    flags = d.interval_flags
+    flags = d.interval_flags & ~SMALL_STUDY
     if d.design_method is not None:
         name = METHOD_NAMES[d.design_method]
         return (
@@ -451,8 +449,9 @@ def _interval_message(d: Diagnostics) -> str:
         if count:
             parts.append(f"{count:,} {words}")
     zero = " A zero-width interval is not certainty." if (flags & ZERO_SPREAD).any() else ""
+    marked = _count(int((flags != 0).sum()), "item")
     return (
-        f"Intervals of {_count(d.n_approximate, 'item')} (of {d.n_shown:,}) are approximate "
+        f"Intervals of {marked} (of {d.n_shown:,}) are approximate "
         f"({APPROXIMATE_MARK}): {_listing(parts)}.{zero}"
     )
 
@@ -468,9 +467,12 @@ def interval_note(
     always_best: bool | None = None,
     design: str | None = None,
     design_method: str | None = None,
+    small_study_method: str | None = None,
+    n_shown: int | None = None,
 ) -> str | None:
     """Why an interval with these flags is approximate, in one line; None for flags 0.
-    ``design`` and ``design_method``: the strategy and method of a DESIGN flag."""
+    ``design`` and ``design_method``: the strategy and method of a DESIGN flag;
+    ``small_study_method`` and ``n_shown`` those of a SMALL_STUDY flag."""
     if not flags:
         return None
     reasons = []
@@ -480,6 +482,8 @@ def interval_note(
             f"calibrated 95% intervals covered {DESIGN_COVERAGE[design, design_method]} of "
             "the time in simulations"
         )
+    if flags & SMALL_STUDY:
+        reasons.append(small_study_reason(n_shown, small_study_method))
     if flags & NO_INTERVAL:
         reasons.append("no interval could be computed")
     if flags & ZERO_SPREAD:
@@ -584,4 +588,6 @@ class StoredDiagnostics:
             always_best=(item in self._best) if flags & SEPARATED else None,
             design=self.stored.get("design"),
             design_method=self.stored.get("design_method"),
+            small_study_method=self.stored.get("small_study_method"),
+            n_shown=self.stored.get("n_shown"),
         )
