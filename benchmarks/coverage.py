@@ -2,6 +2,7 @@
 
     python benchmarks/coverage.py [--items 250 ...] [--reps 20] [--methods ...] [--old]
     python benchmarks/coverage.py --small [--reps 20]   (6, 10, 20, 40, 100 items)
+    python benchmarks/coverage.py --deciles [--utilities normal t3] [--reps 20]
 
 Simulated studies with known utilities (normal, sd 1), a balanced design with T = 4 and
 r appearances per item (4, 8, 16, 24), one or three judgments per tuple, drawn from the
@@ -17,7 +18,9 @@ truth on estimate, RMSE and Spearman with the truth. ``--old`` adds the percenti
 bootstrap (by tuple, 1000 resamples) the platform used before. ``--small``: studies of 6 to
 100 items, r = 4, 8, 16, annotators who agree, with at least SMALL_INTERVALS intervals per
 cell (more studies where the items are few), and the share of items whose interval the
-platform marks approximate. Figures, not assertions; benchmarks/RESULTS.md keeps a run.
+platform marks approximate. ``--deciles [--utilities normal t3]``: coverage of the lowest
+and the highest tenth of the items by true utility (t3: Student's t, 3 degrees of freedom,
+scaled to sd 1) and of the middle eight, with the calibration slope. Figures, not assertions; benchmarks/RESULTS.md keeps a run.
 """
 
 from __future__ import annotations
@@ -46,10 +49,18 @@ SMALL_ITEMS = (6, 10, 20, 40, 100)
 SMALL_INTERVALS = 2500
 
 
-def simulate(n_items, appearances, per_tuple, spread, seed):
+def draw_utilities(rng, n_items, utilities="normal"):
+    """True utilities of sd 1: normal, or Student's t with 3 degrees of freedom scaled to
+    sd 1 (its variance is 3) for heavy tails."""
+    if utilities == "t3":
+        return rng.standard_t(3, size=n_items) / np.sqrt(3.0)
+    return rng.normal(size=n_items)
+
+
+def simulate(n_items, appearances, per_tuple, spread, seed, utilities="normal"):
     """Judgments and the true utilities and design of one simulated study."""
     rng = np.random.default_rng(seed)
-    truth = rng.normal(size=n_items)
+    truth = draw_utilities(rng, n_items, utilities)
     truth -= truth.mean()
     tuples = balanced_tuples(n_items, SIZE, appearances, seed=seed)
     m = tuples.shape[0]
@@ -164,6 +175,63 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
     return result
 
 
+def decile_cell(method, n_items, appearances, utilities, reps):
+    """Coverage per decile of the true utility, pooled over ``reps`` studies (one judgment
+    per tuple, annotators who agree), and the calibration slope (truth on estimate, the
+    mean of the studies' slopes). Deciles by rank within each study: the lowest and the
+    highest tenth of the items, and the middle eight pooled."""
+    inside_by_decile = [[] for _ in range(10)]
+    cover, calibration = [], []
+    for rep in range(reps):
+        judgments, truth, tuples, own = simulate(
+            n_items, appearances, 1, 0.0, 7919 * rep + 1, utilities
+        )
+        goal = target(method, truth, tuples, own)
+        scores, intervals = calibrated(judgments, method)
+        inside = (intervals.low <= goal) & (goal <= intervals.high)
+        decile = np.argsort(np.argsort(truth)) * 10 // n_items
+        for d in range(10):
+            inside_by_decile[d].extend(inside[decile == d])
+        cover.append(inside.mean())
+        calibration.append(np.polyfit(scores.scores, goal, 1)[0])
+    middle = np.concatenate([inside_by_decile[d] for d in range(1, 9)])
+    low, high = np.asarray(inside_by_decile[0]), np.asarray(inside_by_decile[9])
+
+    def share(x):
+        x = np.asarray(x, dtype=float)
+        return float(x.mean()), float(np.sqrt(x.mean() * (1 - x.mean()) / x.size))
+
+    return {
+        "cover": float(np.mean(cover)),
+        "cover_se": float(np.std(cover) / np.sqrt(reps)),
+        "low": share(low),
+        "high": share(high),
+        "middle": share(middle),
+        "calibration": float(np.mean(calibration)),
+        "calibration_se": float(np.std(calibration) / np.sqrt(reps)),
+    }
+
+
+def decile_table(methods, n_items, appearances, utilities, reps: int) -> None:
+    """The decile table: coverage of the lowest and highest tenth of the items (by true
+    utility), of the middle eight tenths, overall, and the calibration slope."""
+    print(f"{n_items} items, {reps} studies per cell, T = {SIZE}, 1 judgment/tuple, agree")
+    print(
+        "| method | utilities | r | lowest decile | middle eight | highest decile "
+        "| overall | slope truth~est |"
+    )
+    print("|---|---|---:|---|---|---|---|---|")
+    for method, kind, r in itertools.product(methods, utilities, appearances):
+        started = time.perf_counter()
+        f = decile_cell(method, n_items, r, kind, reps)
+        row = [method, kind, r]
+        row += [f"{f[k][0]:.3f} ± {f[k][1]:.3f}" for k in ("low", "middle", "high")]
+        row += [f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
+        row += [f"{f['calibration']:.3f} ± {f['calibration_se']:.3f}"]
+        print("| " + " | ".join(str(x) for x in row) + " |", flush=True)
+        print(f"  ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+
+
 def small_table(methods, items, appearances, reps: int) -> None:
     """Coverage on small studies (annotators who agree): per cell at least SMALL_INTERVALS
     intervals, the share of items marked approximate and the coverage of the others."""
@@ -254,6 +322,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--thresholds", action="store_true", help="only the bootstrap's small-sample table"
     )
+    parser.add_argument(
+        "--deciles",
+        action="store_true",
+        help="only coverage per decile of the truth and the calibration slope",
+    )
+    parser.add_argument(
+        "--utilities",
+        nargs="+",
+        choices=("normal", "t3"),
+        default=["normal"],
+        help="the true utilities' distribution (--deciles; t3 scaled to sd 1)",
+    )
     args = parser.parse_args(argv)
     if args.small:
         small_table(
@@ -264,6 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     args.appearances = args.appearances or [4, 8, 16, 24]
     if args.thresholds:
         threshold_table(args.items[0], args.reps)
+        return
+    if args.deciles:
+        decile_table(args.methods, args.items[0], args.appearances, args.utilities, args.reps)
         return
     if args.shrinkage:
         shrinkage_table(args.items[0], args.reps)
