@@ -20,7 +20,8 @@ bootstrap (by tuple, 1000 resamples) the platform used before. ``--small``: stud
 cell (more studies where the items are few), and the share of items whose interval the
 platform marks approximate. ``--deciles [--utilities normal t3]``: coverage of the lowest
 and the highest tenth of the items by true utility (t3: Student's t, 3 degrees of freedom,
-scaled to sd 1) and of the middle eight, with the calibration slope. Figures, not assertions; benchmarks/RESULTS.md keeps a run.
+scaled to sd 1) and of the middle eight, with the calibration slope. Figures, not
+assertions; benchmarks/RESULTS.md keeps a run.
 """
 
 from __future__ import annotations
