@@ -20,7 +20,8 @@ bootstrap (by tuple, 1000 resamples) the platform used before. ``--small``: stud
 cell (more studies where the items are few), and the share of items whose interval the
 platform marks approximate. ``--deciles [--utilities normal t3]``: coverage of the lowest
 and the highest tenth of the items by true utility (t3: Student's t, 3 degrees of freedom,
-scaled to sd 1) and of the middle eight, with the calibration slope. Figures, not
+scaled to sd 1) and of the middle eight, with the calibration slope, and the coverage of
+the lowest and highest tenth of the estimates (the items the dashboard marks). Figures, not
 assertions; benchmarks/RESULTS.md keeps a run.
 """
 
@@ -43,6 +44,7 @@ from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.diagnostics import diagnose_report  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
+from bws.core.tail_intervals import widen_tails  # noqa: E402
 
 ANNOTATORS = 20
 SIZE = 4
@@ -176,12 +178,13 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
     return result
 
 
-def decile_cell(method, n_items, appearances, utilities, reps):
+def decile_cell(method, n_items, appearances, utilities, reps, widen=0.0):
     """Coverage per decile of the true utility, pooled over ``reps`` studies (one judgment
     per tuple, annotators who agree), and the calibration slope (truth on estimate, the
     mean of the studies' slopes). Deciles by rank within each study: the lowest and the
     highest tenth of the items, and the middle eight pooled."""
     inside_by_decile = [[] for _ in range(10)]
+    by_estimate = {"low": [], "high": []}  # the outer tenths of the estimates
     cover, calibration = [], []
     for rep in range(reps):
         judgments, truth, tuples, own = simulate(
@@ -189,10 +192,15 @@ def decile_cell(method, n_items, appearances, utilities, reps):
         )
         goal = target(method, truth, tuples, own)
         scores, intervals = calibrated(judgments, method)
+        if widen:
+            intervals = widen_tails(scores, intervals, widen)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         decile = np.argsort(np.argsort(truth)) * 10 // n_items
         for d in range(10):
             inside_by_decile[d].extend(inside[decile == d])
+        shown = np.argsort(np.argsort(scores.scores)) * 10 // n_items
+        by_estimate["low"].extend(inside[shown == 0])
+        by_estimate["high"].extend(inside[shown == 9])
         cover.append(inside.mean())
         calibration.append(np.polyfit(scores.scores, goal, 1)[0])
     middle = np.concatenate([inside_by_decile[d] for d in range(1, 9)])
@@ -208,27 +216,30 @@ def decile_cell(method, n_items, appearances, utilities, reps):
         "low": share(low),
         "high": share(high),
         "middle": share(middle),
+        "low_estimate": share(by_estimate["low"]),
+        "high_estimate": share(by_estimate["high"]),
         "calibration": float(np.mean(calibration)),
         "calibration_se": float(np.std(calibration) / np.sqrt(reps)),
     }
 
 
-def decile_table(methods, n_items, appearances, utilities, reps: int) -> None:
+def decile_table(methods, n_items, appearances, utilities, reps: int, widen=0.0) -> None:
     """The decile table: coverage of the lowest and highest tenth of the items (by true
     utility), of the middle eight tenths, overall, and the calibration slope."""
     print(f"{n_items} items, {reps} studies per cell, T = {SIZE}, 1 judgment/tuple, agree")
     print(
         "| method | utilities | r | lowest decile | middle eight | highest decile "
-        "| overall | slope truth~est |"
+        "| overall | slope truth~est | lowest tenth of estimates | highest tenth |"
     )
-    print("|---|---|---:|---|---|---|---|---|")
+    print("|---|---|---:|---|---|---|---|---|---|---|")
     for method, kind, r in itertools.product(methods, utilities, appearances):
         started = time.perf_counter()
-        f = decile_cell(method, n_items, r, kind, reps)
+        f = decile_cell(method, n_items, r, kind, reps, widen)
         row = [method, kind, r]
         row += [f"{f[k][0]:.3f} ± {f[k][1]:.3f}" for k in ("low", "middle", "high")]
         row += [f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
         row += [f"{f['calibration']:.3f} ± {f['calibration_se']:.3f}"]
+        row += [f"{f[k][0]:.3f} ± {f[k][1]:.3f}" for k in ("low_estimate", "high_estimate")]
         print("| " + " | ".join(str(x) for x in row) + " |", flush=True)
         print(f"  ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
@@ -335,6 +346,9 @@ def main(argv: list[str] | None = None) -> None:
         default=["normal"],
         help="the true utilities' distribution (--deciles; t3 scaled to sd 1)",
     )
+    parser.add_argument(
+        "--widen", type=float, default=0.0, help="widen_tails on this outer share (trial)"
+    )
     args = parser.parse_args(argv)
     if args.small:
         small_table(
@@ -347,7 +361,9 @@ def main(argv: list[str] | None = None) -> None:
         threshold_table(args.items[0], args.reps)
         return
     if args.deciles:
-        decile_table(args.methods, args.items[0], args.appearances, args.utilities, args.reps)
+        decile_table(
+            args.methods, args.items[0], args.appearances, args.utilities, args.reps, args.widen
+        )
         return
     if args.shrinkage:
         shrinkage_table(args.items[0], args.reps)
