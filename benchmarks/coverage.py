@@ -178,7 +178,7 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
     return result
 
 
-def decile_cell(method, n_items, appearances, utilities, reps, widen=0.0):
+def decile_cell(method, n_items, appearances, utilities, reps, widen=()):
     """Coverage per decile of the true utility, pooled over ``reps`` studies (one judgment
     per tuple, annotators who agree), and the calibration slope (truth on estimate, the
     mean of the studies' slopes). Deciles by rank within each study: the lowest and the
@@ -193,7 +193,7 @@ def decile_cell(method, n_items, appearances, utilities, reps, widen=0.0):
         goal = target(method, truth, tuples, own)
         scores, intervals = calibrated(judgments, method)
         if widen:
-            intervals = widen_tails(scores, intervals, widen)
+            intervals = widen_tails(scores, intervals, *widen)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         decile = np.argsort(np.argsort(truth)) * 10 // n_items
         for d in range(10):
@@ -223,7 +223,7 @@ def decile_cell(method, n_items, appearances, utilities, reps, widen=0.0):
     }
 
 
-def decile_table(methods, n_items, appearances, utilities, reps: int, widen=0.0) -> None:
+def decile_table(methods, n_items, appearances, utilities, reps: int, widen=()) -> None:
     """The decile table: coverage of the lowest and highest tenth of the items (by true
     utility), of the middle eight tenths, overall, and the calibration slope."""
     print(f"{n_items} items, {reps} studies per cell, T = {SIZE}, 1 judgment/tuple, agree")
@@ -347,7 +347,11 @@ def main(argv: list[str] | None = None) -> None:
         help="the true utilities' distribution (--deciles; t3 scaled to sd 1)",
     )
     parser.add_argument(
-        "--widen", type=float, default=0.0, help="widen_tails on this outer share (trial)"
+        "--widen",
+        nargs="+",
+        type=float,
+        default=(),
+        help="widen_tails on this outer share [by this factor] (trial)",
     )
     args = parser.parse_args(argv)
     if args.small:

@@ -40,7 +40,9 @@ def outer_items(values: np.ndarray, shown: np.ndarray, share: float) -> np.ndarr
     return outer
 
 
-def widen_tails(scores: Scores, intervals: Intervals, share: float = TAIL_SHARE) -> Intervals:
+def widen_tails(
+    scores: Scores, intervals: Intervals, share: float = TAIL_SHARE, factor: float = 1.0
+) -> Intervals:
     """``intervals`` with the outer ends of the outer items moved out by their estimated
     shrinkage (posterior intervals only; counting's are returned as they are)."""
     if intervals.kind != "posterior" or not intervals.prior_variance:
@@ -49,7 +51,7 @@ def widen_tails(scores: Scores, intervals: Intervals, share: float = TAIL_SHARE)
     shown = np.isfinite(intervals.low) & np.isfinite(intervals.std)
     prior = intervals.prior_variance * intervals.scale**2
     keep = np.clip(1.0 - np.nan_to_num(intervals.std) ** 2 / prior, MIN_KEEP, 1.0)
-    shift = (1.0 - keep) / keep * np.abs(u)
+    shift = factor * (1.0 - keep) / keep * np.abs(u)
     outer = outer_items(u, shown, share)
     low = np.where(outer & (u < 0), intervals.low - shift, intervals.low)
     high = np.where(outer & (u > 0), intervals.high + shift, intervals.high)
