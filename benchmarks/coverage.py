@@ -138,7 +138,7 @@ def target(method, truth, tuples, own=None):
     return expected_counting(truth, tuples, own)
 
 
-def cell(method, n_items, appearances, per_tuple, spread, reps, old):
+def cell(method, n_items, appearances, per_tuple, spread, reps, old, widen=()):
     figures = {key: [] for key in ("cover", "width", "slope", "calibration", "rmse", "rho")}
     figures.update({"old_cover": [], "old_width": [], "population_cover": []})
     figures.update({"approximate": [], "plain_inside": []})
@@ -148,6 +148,8 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
         )
         goal = target(method, truth, tuples, own)
         scores, intervals = calibrated(judgments, method)
+        if widen:
+            intervals = widen_tails(scores, intervals, *widen)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         figures["cover"].append(inside.mean())
         # The items whose interval the platform shows as approximate, and the others.
@@ -387,7 +389,7 @@ def coverage_table(n_items: int, args) -> None:
     for method in args.methods:
         for r, per, spread in itertools.product(args.appearances, (1, 3), (0.0, 0.5)):
             started = time.perf_counter()
-            f = cell(method, n_items, r, per, spread, args.reps, args.old)
+            f = cell(method, n_items, r, per, spread, args.reps, args.old, args.widen)
             row = [method, r, per, spread, f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
             pooled = f.get("population_cover")
             row += ["" if pooled is None else f"{pooled:.3f}", f"{f['width']:.3f}"]

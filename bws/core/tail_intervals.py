@@ -21,8 +21,10 @@ from bws.core.scores import Scores
 
 # Each side's outer share of the estimates whose outer end is widened.
 TAIL_SHARE = 0.1
-# No item is shrunk by more than this factor's inverse in the widening (k_i >= MIN_KEEP).
-MIN_KEEP = 0.2
+# Items shrunk harder than this (k_i below it: few judgments, the prior dominates) get
+# none of the widening, those shrunk less than FULL_KEEP all of it, linearly between.
+MIN_KEEP = 0.65
+FULL_KEEP = 0.70
 
 
 def outer_items(values: np.ndarray, shown: np.ndarray, share: float) -> np.ndarray:
@@ -50,8 +52,9 @@ def widen_tails(
     u = scores.scores
     shown = np.isfinite(intervals.low) & np.isfinite(intervals.std)
     prior = intervals.prior_variance * intervals.scale**2
-    keep = np.clip(1.0 - np.nan_to_num(intervals.std) ** 2 / prior, MIN_KEEP, 1.0)
-    shift = factor * (1.0 - keep) / keep * np.abs(u)
+    keep = np.clip(1.0 - np.nan_to_num(intervals.std) ** 2 / prior, 0.05, 1.0)
+    weight = np.clip((keep - MIN_KEEP) / (FULL_KEEP - MIN_KEEP), 0.0, 1.0)
+    shift = factor * weight * (1.0 - keep) / keep * np.abs(u)
     outer = outer_items(u, shown, share)
     low = np.where(outer & (u < 0), intervals.low - shift, intervals.low)
     high = np.where(outer & (u > 0), intervals.high + shift, intervals.high)
