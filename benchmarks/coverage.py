@@ -21,7 +21,9 @@ cell (more studies where the items are few), and the share of items whose interv
 platform marks approximate. ``--deciles [--utilities normal t3]``: coverage of the lowest
 and the highest tenth of the items by true utility (t3: Student's t, 3 degrees of freedom,
 scaled to sd 1) and of the middle eight, with the calibration slope, and the coverage of
-the lowest and highest tenth of the estimates (the items the dashboard marks). Figures, not
+the lowest and highest tenth of the estimates (the items the dashboard marks).
+``--no-tails``: the plain posterior intervals, outer ends not moved out
+(bws/core/tail_intervals.py). Figures, not
 assertions; benchmarks/RESULTS.md keeps a run.
 """
 
@@ -44,7 +46,6 @@ from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.diagnostics import diagnose_report  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
-from bws.core.tail_intervals import widen_tails  # noqa: E402
 
 ANNOTATORS = 20
 SIZE = 4
@@ -138,7 +139,7 @@ def target(method, truth, tuples, own=None):
     return expected_counting(truth, tuples, own)
 
 
-def cell(method, n_items, appearances, per_tuple, spread, reps, old, widen=()):
+def cell(method, n_items, appearances, per_tuple, spread, reps, old, tails=True):
     figures = {key: [] for key in ("cover", "width", "slope", "calibration", "rmse", "rho")}
     figures.update({"old_cover": [], "old_width": [], "population_cover": []})
     figures.update({"approximate": [], "plain_inside": []})
@@ -147,9 +148,7 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old, widen=()):
             n_items, appearances, per_tuple, spread, 7919 * rep + 1
         )
         goal = target(method, truth, tuples, own)
-        scores, intervals = calibrated(judgments, method)
-        if widen:
-            intervals = widen_tails(scores, intervals, *widen)
+        scores, intervals = calibrated(judgments, method, tails=tails)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         figures["cover"].append(inside.mean())
         # The items whose interval the platform shows as approximate, and the others.
@@ -180,7 +179,7 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old, widen=()):
     return result
 
 
-def decile_cell(method, n_items, appearances, utilities, reps, widen=()):
+def decile_cell(method, n_items, appearances, utilities, reps, tails=True):
     """Coverage per decile of the true utility, pooled over ``reps`` studies (one judgment
     per tuple, annotators who agree), and the calibration slope (truth on estimate, the
     mean of the studies' slopes). Deciles by rank within each study: the lowest and the
@@ -193,9 +192,7 @@ def decile_cell(method, n_items, appearances, utilities, reps, widen=()):
             n_items, appearances, 1, 0.0, 7919 * rep + 1, utilities
         )
         goal = target(method, truth, tuples, own)
-        scores, intervals = calibrated(judgments, method)
-        if widen:
-            intervals = widen_tails(scores, intervals, *widen)
+        scores, intervals = calibrated(judgments, method, tails=tails)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         decile = np.argsort(np.argsort(truth)) * 10 // n_items
         for d in range(10):
@@ -225,7 +222,7 @@ def decile_cell(method, n_items, appearances, utilities, reps, widen=()):
     }
 
 
-def decile_table(methods, n_items, appearances, utilities, reps: int, widen=()) -> None:
+def decile_table(methods, n_items, appearances, utilities, reps: int, tails=True) -> None:
     """The decile table: coverage of the lowest and highest tenth of the items (by true
     utility), of the middle eight tenths, overall, and the calibration slope."""
     print(f"{n_items} items, {reps} studies per cell, T = {SIZE}, 1 judgment/tuple, agree")
@@ -236,7 +233,7 @@ def decile_table(methods, n_items, appearances, utilities, reps: int, widen=()) 
     print("|---|---|---:|---|---|---|---|---|---|---|")
     for method, kind, r in itertools.product(methods, utilities, appearances):
         started = time.perf_counter()
-        f = decile_cell(method, n_items, r, kind, reps, widen)
+        f = decile_cell(method, n_items, r, kind, reps, tails)
         row = [method, kind, r]
         row += [f"{f[k][0]:.3f} ± {f[k][1]:.3f}" for k in ("low", "middle", "high")]
         row += [f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
@@ -349,11 +346,10 @@ def main(argv: list[str] | None = None) -> None:
         help="the true utilities' distribution (--deciles; t3 scaled to sd 1)",
     )
     parser.add_argument(
-        "--widen",
-        nargs="+",
-        type=float,
-        default=(),
-        help="widen_tails on this outer share [by this factor] (trial)",
+        "--no-tails",
+        dest="tails",
+        action="store_false",
+        help="the model fits' plain posterior intervals (outer ends not moved out)",
     )
     args = parser.parse_args(argv)
     if args.small:
@@ -368,7 +364,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.deciles:
         decile_table(
-            args.methods, args.items[0], args.appearances, args.utilities, args.reps, args.widen
+            args.methods, args.items[0], args.appearances, args.utilities, args.reps, args.tails
         )
         return
     if args.shrinkage:
@@ -389,7 +385,7 @@ def coverage_table(n_items: int, args) -> None:
     for method in args.methods:
         for r, per, spread in itertools.product(args.appearances, (1, 3), (0.0, 0.5)):
             started = time.perf_counter()
-            f = cell(method, n_items, r, per, spread, args.reps, args.old, args.widen)
+            f = cell(method, n_items, r, per, spread, args.reps, args.old, args.tails)
             row = [method, r, per, spread, f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
             pooled = f.get("population_cover")
             row += ["" if pooled is None else f"{pooled:.3f}", f"{f['width']:.3f}"]
