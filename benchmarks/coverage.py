@@ -2,6 +2,7 @@
 
     python benchmarks/coverage.py [--items 250 ...] [--reps 20] [--methods ...] [--old]
     python benchmarks/coverage.py --small [--reps 20]   (6, 10, 20, 40, 100 items)
+    python benchmarks/coverage.py --deciles [--utilities normal t3] [--reps 20]
 
 Simulated studies with known utilities (normal, sd 1), a balanced design with T = 4 and
 r appearances per item (4, 8, 16, 24), one or three judgments per tuple, drawn from the
@@ -17,7 +18,13 @@ truth on estimate, RMSE and Spearman with the truth. ``--old`` adds the percenti
 bootstrap (by tuple, 1000 resamples) the platform used before. ``--small``: studies of 6 to
 100 items, r = 4, 8, 16, annotators who agree, with at least SMALL_INTERVALS intervals per
 cell (more studies where the items are few), and the share of items whose interval the
-platform marks approximate. Figures, not assertions; benchmarks/RESULTS.md keeps a run.
+platform marks approximate. ``--deciles [--utilities normal t3]``: coverage of the lowest
+and the highest tenth of the items by true utility (t3: Student's t, 3 degrees of freedom,
+scaled to sd 1) and of the middle eight, with the calibration slope, and the coverage of
+the lowest and highest tenth of the estimates (the items the dashboard marks).
+``--no-tails``: the plain posterior intervals, outer ends not moved out
+(bws/core/tail_intervals.py). Figures, not
+assertions; benchmarks/RESULTS.md keeps a run.
 """
 
 from __future__ import annotations
@@ -46,10 +53,18 @@ SMALL_ITEMS = (6, 10, 20, 40, 100)
 SMALL_INTERVALS = 2500
 
 
-def simulate(n_items, appearances, per_tuple, spread, seed):
+def draw_utilities(rng, n_items, utilities="normal"):
+    """True utilities of sd 1: normal, or Student's t with 3 degrees of freedom scaled to
+    sd 1 (its variance is 3) for heavy tails."""
+    if utilities == "t3":
+        return rng.standard_t(3, size=n_items) / np.sqrt(3.0)
+    return rng.normal(size=n_items)
+
+
+def simulate(n_items, appearances, per_tuple, spread, seed, utilities="normal"):
     """Judgments and the true utilities and design of one simulated study."""
     rng = np.random.default_rng(seed)
-    truth = rng.normal(size=n_items)
+    truth = draw_utilities(rng, n_items, utilities)
     truth -= truth.mean()
     tuples = balanced_tuples(n_items, SIZE, appearances, seed=seed)
     m = tuples.shape[0]
@@ -124,7 +139,7 @@ def target(method, truth, tuples, own=None):
     return expected_counting(truth, tuples, own)
 
 
-def cell(method, n_items, appearances, per_tuple, spread, reps, old):
+def cell(method, n_items, appearances, per_tuple, spread, reps, old, tails=True):
     figures = {key: [] for key in ("cover", "width", "slope", "calibration", "rmse", "rho")}
     figures.update({"old_cover": [], "old_width": [], "population_cover": []})
     figures.update({"approximate": [], "plain_inside": []})
@@ -133,7 +148,7 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
             n_items, appearances, per_tuple, spread, 7919 * rep + 1
         )
         goal = target(method, truth, tuples, own)
-        scores, intervals = calibrated(judgments, method)
+        scores, intervals = calibrated(judgments, method, tails=tails)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         figures["cover"].append(inside.mean())
         # The items whose interval the platform shows as approximate, and the others.
@@ -162,6 +177,70 @@ def cell(method, n_items, appearances, per_tuple, spread, reps, old):
     plain = figures["plain_inside"]
     result["plain_cover"] = float(np.mean(plain)) if plain else float("nan")
     return result
+
+
+def decile_cell(method, n_items, appearances, utilities, reps, tails=True):
+    """Coverage per decile of the true utility, pooled over ``reps`` studies (one judgment
+    per tuple, annotators who agree), and the calibration slope (truth on estimate, the
+    mean of the studies' slopes). Deciles by rank within each study: the lowest and the
+    highest tenth of the items, and the middle eight pooled."""
+    inside_by_decile = [[] for _ in range(10)]
+    by_estimate = {"low": [], "high": []}  # the outer tenths of the estimates
+    cover, calibration = [], []
+    for rep in range(reps):
+        judgments, truth, tuples, own = simulate(
+            n_items, appearances, 1, 0.0, 7919 * rep + 1, utilities
+        )
+        goal = target(method, truth, tuples, own)
+        scores, intervals = calibrated(judgments, method, tails=tails)
+        inside = (intervals.low <= goal) & (goal <= intervals.high)
+        decile = np.argsort(np.argsort(truth)) * 10 // n_items
+        for d in range(10):
+            inside_by_decile[d].extend(inside[decile == d])
+        shown = np.argsort(np.argsort(scores.scores)) * 10 // n_items
+        by_estimate["low"].extend(inside[shown == 0])
+        by_estimate["high"].extend(inside[shown == 9])
+        cover.append(inside.mean())
+        calibration.append(np.polyfit(scores.scores, goal, 1)[0])
+    middle = np.concatenate([inside_by_decile[d] for d in range(1, 9)])
+    low, high = np.asarray(inside_by_decile[0]), np.asarray(inside_by_decile[9])
+
+    def share(x):
+        x = np.asarray(x, dtype=float)
+        return float(x.mean()), float(np.sqrt(x.mean() * (1 - x.mean()) / x.size))
+
+    return {
+        "cover": float(np.mean(cover)),
+        "cover_se": float(np.std(cover) / np.sqrt(reps)),
+        "low": share(low),
+        "high": share(high),
+        "middle": share(middle),
+        "low_estimate": share(by_estimate["low"]),
+        "high_estimate": share(by_estimate["high"]),
+        "calibration": float(np.mean(calibration)),
+        "calibration_se": float(np.std(calibration) / np.sqrt(reps)),
+    }
+
+
+def decile_table(methods, n_items, appearances, utilities, reps: int, tails=True) -> None:
+    """The decile table: coverage of the lowest and highest tenth of the items (by true
+    utility), of the middle eight tenths, overall, and the calibration slope."""
+    print(f"{n_items} items, {reps} studies per cell, T = {SIZE}, 1 judgment/tuple, agree")
+    print(
+        "| method | utilities | r | lowest decile | middle eight | highest decile "
+        "| overall | slope truth~est | lowest tenth of estimates | highest tenth |"
+    )
+    print("|---|---|---:|---|---|---|---|---|---|---|")
+    for method, kind, r in itertools.product(methods, utilities, appearances):
+        started = time.perf_counter()
+        f = decile_cell(method, n_items, r, kind, reps, tails)
+        row = [method, kind, r]
+        row += [f"{f[k][0]:.3f} ± {f[k][1]:.3f}" for k in ("low", "middle", "high")]
+        row += [f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
+        row += [f"{f['calibration']:.3f} ± {f['calibration_se']:.3f}"]
+        row += [f"{f[k][0]:.3f} ± {f[k][1]:.3f}" for k in ("low_estimate", "high_estimate")]
+        print("| " + " | ".join(str(x) for x in row) + " |", flush=True)
+        print(f"  ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
 
 def small_table(methods, items, appearances, reps: int) -> None:
@@ -254,6 +333,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--thresholds", action="store_true", help="only the bootstrap's small-sample table"
     )
+    parser.add_argument(
+        "--deciles",
+        action="store_true",
+        help="only coverage per decile of the truth and the calibration slope",
+    )
+    parser.add_argument(
+        "--utilities",
+        nargs="+",
+        choices=("normal", "t3"),
+        default=["normal"],
+        help="the true utilities' distribution (--deciles; t3 scaled to sd 1)",
+    )
+    parser.add_argument(
+        "--no-tails",
+        dest="tails",
+        action="store_false",
+        help="the model fits' plain posterior intervals (outer ends not moved out)",
+    )
     args = parser.parse_args(argv)
     if args.small:
         small_table(
@@ -264,6 +361,11 @@ def main(argv: list[str] | None = None) -> None:
     args.appearances = args.appearances or [4, 8, 16, 24]
     if args.thresholds:
         threshold_table(args.items[0], args.reps)
+        return
+    if args.deciles:
+        decile_table(
+            args.methods, args.items[0], args.appearances, args.utilities, args.reps, args.tails
+        )
         return
     if args.shrinkage:
         shrinkage_table(args.items[0], args.reps)
@@ -283,7 +385,7 @@ def coverage_table(n_items: int, args) -> None:
     for method in args.methods:
         for r, per, spread in itertools.product(args.appearances, (1, 3), (0.0, 0.5)):
             started = time.perf_counter()
-            f = cell(method, n_items, r, per, spread, args.reps, args.old)
+            f = cell(method, n_items, r, per, spread, args.reps, args.old, args.tails)
             row = [method, r, per, spread, f"{f['cover']:.3f} ± {f['cover_se']:.3f}"]
             pooled = f.get("population_cover")
             row += ["" if pooled is None else f"{pooled:.3f}", f"{f['width']:.3f}"]

@@ -13,6 +13,7 @@ from . import scheduling, selectors
 from .core.diagnostics import StoredDiagnostics
 from .core.scoring import METHODS
 from .core.scoring_options import INTERVAL_METHODS
+from .core.tail_coverage import OuterCuts
 from .models import ItemScore, ScoreRun
 
 
@@ -70,6 +71,7 @@ class ItemScoreSerializer(serializers.ModelSerializer):
     interval_note = serializers.SerializerMethodField()
     group = serializers.SerializerMethodField()
     separated = serializers.SerializerMethodField()
+    interval_tail = serializers.SerializerMethodField()
 
     class Meta:
         model = ItemScore
@@ -80,6 +82,7 @@ class ItemScoreSerializer(serializers.ModelSerializer):
             "ci_high",
             "interval_approximate",
             "interval_note",
+            "interval_tail",
             "best",
             "worst",
             "appearances",
@@ -108,6 +111,13 @@ class ItemScoreSerializer(serializers.ModelSerializer):
     def get_interval_note(self, item) -> str | None:
         return self._diagnostics().note(item.item_index, item.appearances)
 
+    def get_interval_tail(self, item) -> dict | None:
+        """For an item estimated in the lowest or highest tenth of the run: the side and
+        the coverage such items' 95% intervals had in simulations, with a note."""
+        cuts = self.context.get("tails")
+        mark = cuts.mark(item.score, item.appearances) if cuts is not None else None
+        return None if mark is None else mark.as_dict()
+
     def get_group(self, item) -> int | None:
         """Group number (1 the largest) when the items fall into separate groups."""
         if item.score is None:
@@ -127,8 +137,12 @@ class ScoresOutputSerializer(RunSerializer):
 
     @extend_schema_field(ItemScoreSerializer(many=True))
     def get_items(self, run) -> list[dict]:
-        context = {"diagnostics": selectors.run_diagnostics(run)}
-        return ItemScoreSerializer(selectors.ranked_items(run), many=True, context=context).data
+        items = selectors.ranked_items(run)
+        context = {
+            "diagnostics": selectors.run_diagnostics(run),
+            "tails": OuterCuts.of(run.method, items.values_list("score", flat=True)),
+        }
+        return ItemScoreSerializer(items, many=True, context=context).data
 
 
 class RescoreInputSerializer(serializers.Serializer):

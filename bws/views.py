@@ -5,6 +5,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
+import numpy as np
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -20,6 +21,7 @@ from projects.models import Unit
 
 from . import adaptive, charts, freshness, scheduling, selectors, services
 from .core.scoring import METHOD_NAMES, METHODS
+from .core.tail_coverage import OuterCuts
 from .models import ItemScore, ScoreRun
 
 
@@ -93,6 +95,9 @@ def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
     lows = [lo for _, lo, _, _ in scores if lo is not None] or values
     highs = [hi for _, _, hi, _ in scores if hi is not None] or values
     lo, hi = min(lows), max(highs)
+    # The items estimated in the outer tenths carry a mark with the coverage measured for
+    # such items (bws/core/tail_coverage.py).
+    cuts = OuterCuts.of(run.method, values)
     page = Paginator(selectors.ranked_items(run), 50).get_page(page_number)
     texts = dict(
         project.items.filter(item_id__in=[i.item_id for i in page]).values_list("item_id", "text")
@@ -111,10 +116,12 @@ def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
                 "zero_width": diagnostics.zero_width(item.item_index),
                 "note": diagnostics.note(item.item_index, item.appearances),
                 "group": diagnostics.group(item.item_index) if item.score is not None else None,
+                "tail": cuts.mark(item.score, item.appearances),
             }
             for item in page
         ],
         "range": (lo, hi),
+        "tail_note": cuts.footnote(float(np.median([a for *_, a in scores]))),
         # With a group_key, ranks are within groups and the design's groups are shown; the
         # separate groups diagnostics finds are then those same groups.
         "group_key": _group_key(project, page),

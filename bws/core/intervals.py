@@ -12,7 +12,9 @@ interval of zero width.
 
 Why not the percentile bootstrap: each item sits in only about r resampled clusters, so
 the resampled spread underestimates the sampling spread at small r (coverage 0.79-0.82 at
-4 appearances per item, measured in benchmarks/coverage.py). The coverage of the
+4 appearances per item, measured in benchmarks/coverage.py). The model fits' intervals
+have their outer ends moved out by the prior's pull (bws/core/tail_intervals.py), which
+the most extreme items need. The coverage of the
 intervals here, per method, appearances, judgments per tuple and annotator spread, is
 recorded in benchmarks/RESULTS.md ("Interval coverage").
 """
@@ -32,6 +34,7 @@ from bws.core.judgments import Judgments
 from bws.core.newton import fit_model
 from bws.core.scores import Scores, counting_scores, item_counts
 from bws.core.scoring import fit
+from bws.core.tail_intervals import widen_tails
 
 DEFAULT_LEVEL = 0.95
 # Up to this many items the inverse Hessian's diagonal is exact (a dense inverse, a few ms
@@ -379,11 +382,14 @@ def model_intervals(
     *,
     level: float = DEFAULT_LEVEL,
     prior_variance: float | None = None,
+    tails: bool = True,
 ) -> tuple[Scores, Intervals]:
     """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce).
 
     ``prior_variance``: the prior's variance given instead of estimated from the data (for
     simulations that ask what another prior would have covered); the rest as usual.
+    ``tails``: each outer end moved out by the prior's pull (bws/core/tail_intervals.py);
+    False for the plain posterior intervals.
     """
     _check_level(level)
     # One weak fit serves both the dependence and the prior's starting point, and one
@@ -447,7 +453,7 @@ def model_intervals(
         scale=1.0 if spread is None else spread.scale,
         reliability=reliability,
     )
-    return scores, intervals
+    return scores, widen_tails(scores, intervals) if tails else intervals
 
 
 def counting_intervals(
@@ -516,13 +522,14 @@ def _contribution_variance(judgments: Judgments, values: np.ndarray):
 
 
 def calibrated(
-    judgments: Judgments, method: str, *, level: float = DEFAULT_LEVEL
+    judgments: Judgments, method: str, *, level: float = DEFAULT_LEVEL, tails: bool = True
 ) -> tuple[Scores, Intervals]:
-    """The scores of ``method`` with their calibrated intervals (the platform's default)."""
+    """The scores of ``method`` with their calibrated intervals (the platform's default;
+    ``tails``: see ``model_intervals``)."""
     if method == "counting":
         scores = fit("counting", judgments)
         return scores, counting_intervals(judgments, level=level, scores=scores)
-    return model_intervals(judgments, method, level=level)
+    return model_intervals(judgments, method, level=level, tails=tails)
 
 
 def _check_level(level: float) -> None:
