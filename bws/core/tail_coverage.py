@@ -12,7 +12,7 @@ simulated appearances nearest its own: the coverage of the items estimated in th
 truth, with normal and with heavy-tailed (t3, scaled to sd 1) utilities.
 
 The figures (MEASURED), one process per method, with the intervals as the platform makes
-them (RESULTS-h5.md keeps the tables):
+them (benchmarks/RESULTS.md, "Interval coverage", keeps the summary):
     OPENBLAS_NUM_THREADS=1 python benchmarks/coverage.py --deciles --reps 20 \\
         --methods <method> --utilities normal t3
 (250 items, T = 4, one judgment per tuple, annotators who agree; 20 studies per cell, 500

@@ -6,7 +6,7 @@ estimated short of it by about (1 - k_i) times that utility, and its interval, c
 the shrunk estimate, misses outward more often than 1 in 40: the tenth of the items with
 the most extreme true utilities was covered 0.85-0.90 at 8-24 appearances (0.80-0.86
 with heavy-tailed t3 utilities) where all items were covered 0.93-0.95
-(benchmarks/coverage.py --deciles --no-tails; RESULTS-h5.md). Moved out as below they
+(benchmarks/coverage.py --deciles --no-tails; benchmarks/RESULTS.md). Moved out as below they
 cover 0.91-0.97 (t3: 0.88-0.94) and all items still 0.95-0.97. Each item's outer end
 (the one away from the middle) is moved out by its shrinkage, (1 - k_i) / k_i |u_i|: the
 unshrunk estimate less the shrunk one. The inner end and the estimate stay, so the

@@ -29,7 +29,8 @@ def checked(n_items, method, seed=1):
 
 
 def test_the_model_fits_have_a_measured_limit_and_counting_none():
-    # benchmarks/coverage.py --small (RESULTS-h4.md): counting's intervals covered
+    # benchmarks/coverage.py --small (benchmarks/RESULTS.md, "Interval coverage"):
+    # counting's intervals covered
     # 0.940-0.965 from 6 items up; Bradley-Terry's missed the band up to 20 items,
     # Plackett-Luce's up to 10.
     assert coverage_limits.SMALL_STUDY_ITEMS == {"bradley_terry": 40, "plackett_luce": 20}

@@ -38,8 +38,8 @@ def test_only_the_outer_end_moves_and_by_more_the_further_out(method):
 def test_the_most_extreme_tenths_in_truth_are_covered_more_often():
     """Six studies of 250 items at 16 appearances (normal utilities): the lowest and the
     highest tenth by true utility covered 0.88 by the plain posterior intervals
-    (RESULTS-h5.md) and above 0.9 with the outer ends moved out; all items within the
-    band still."""
+    (benchmarks/RESULTS.md, "Interval coverage") and above 0.9 with the outer ends moved
+    out; all items within the band still."""
     plain, moved, overall = [], [], []
     for rep in range(6):
         judgments, truth, tuples, _ = simulate(250, 16, 1, 0.0, 301 + rep)
