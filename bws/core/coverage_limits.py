@@ -34,7 +34,8 @@ DESIGN_WORDS = {
 # --small --reps 20` (tuples of 4; 4, 8 and 16 appearances per item; one or three
 # judgments per tuple; annotators who agree; at least 2,500 intervals per cell; the table
 # in benchmarks/RESULTS.md, "Interval coverage"): per method, every cell from
-# SMALL_STUDY_ITEMS items up was in the band, and SMALL_STUDY_COVERAGE is the range over the cells below it.
+# SMALL_STUDY_ITEMS items up was in the band, and SMALL_STUDY_COVERAGE is the range over
+# the cells below it.
 # * Bradley-Terry: 0.809-0.936 at 6 and 10 items; 0.928-0.945 at 20, where 0.928 alone
 #   is outside the band, but a rerun of 500 studies per cell gave 0.920 and 0.929 at 4
 #   appearances and 0.927 at 8 with one judgment per tuple: a real miss, not noise;
