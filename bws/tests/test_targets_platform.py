@@ -127,6 +127,9 @@ def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_righ
     run = ScoreRun.objects.get(pk=status["run_id"])
     row = run.item_scores.exclude(score=None).order_by("-score").first()
     before = adaptive.fit_arrays(run, 40)[1][row.item_index]
-    row.ci_high += 1.0
+    if row.ci_high - row.score >= row.score - row.ci_low:
+        row.ci_high += 1.0
+    else:
+        row.ci_low -= 1.0
     row.save()
     assert adaptive.fit_arrays(run, 40)[1][row.item_index] == pytest.approx(before)
