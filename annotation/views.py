@@ -13,7 +13,7 @@ from annotation.annotation_files import EXPORT_TYPES, export_file
 from annotation.answer_forms import submit_posted
 from annotation.answers import FinalAnswerRefused, SubmitRefused, answer_is_final
 from annotation.models import Assignment
-from annotation.queue import next_unit
+from annotation.queue import next_unit, person_cap
 from projects import selectors as projects_selectors
 from projects.access import managed_project_or_404, visible_project_or_404
 from projects.content_policy import allow_waveform_style
@@ -85,14 +85,18 @@ def _render_unit(
     if held is None:
         held = Assignment.objects.filter(unit=unit, annotator=request.user).first()
     answered = held if held is not None and held.status == Assignment.Status.COMPLETED else None
-    here = unit_page.standing(project, request.user)
+    # the units still open to them, counted up to their quota (all without one)
+    quota = person_cap(project, request.user, with_training=False)
+    here = unit_page.standing(project, request.user, open_limit=quota)
     previous_unit_id = here.latest_unit_id  # for a unit not answered yet, the latest answer
     if answered is not None:
         previous = selectors.previous_answer(project, request.user, unit, current=answered)
         previous_unit_id = previous.unit_id if previous is not None else None
     # The training's gold units are not counted as answered; without gold there are none.
     done = here.completed if project.settings.gold is None else None
-    progress = selectors.my_progress(project, request.user, units=here.units, done=done)
+    progress = selectors.my_progress(
+        project, request.user, units=here.units, done=done, open_units=here.open_units
+    )
     return render(
         request,
         "annotation/annotate.html",
