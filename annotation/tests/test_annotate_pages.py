@@ -336,7 +336,7 @@ def test_every_scheme_form_renders_and_stores(client, every_form):
                 "speech__tier": "A",
             },
             "speech",
-            "start &lt;= end",
+            "Segment 1: the start must be between 0 and the end (it is 3 s; the end is 1 s)",
         ),
         (
             {
@@ -349,7 +349,7 @@ def test_every_scheme_form_renders_and_stores(client, every_form):
                 "boxes__label": "car",
             },
             "boxes",
-            "positive",
+            "Box 1: the length must be more than 0 (it is 0)",
         ),
         ({"boxes__cx": "x", "boxes__label": "car"}, "boxes", "not a number"),
         ({"topic": "weather"}, "topic", "choose one of"),
