@@ -103,6 +103,11 @@
   // A new row is a copy of the table's empty row (its <template>), made for "Add
   // segment"/"Add box" and for the timeline (timeline.js asks with an "add-row" event: a
   // drag swallows clicks). The table shows only the rows the person made.
+  // A page without scripts offers a spare empty row to type into; here "Add" makes rows.
+  document.querySelectorAll("tr.spare-row").forEach(function (row) { row.remove(); });
+  document.querySelectorAll(".rows-scroll").forEach(function (wrap) {
+    wrap.hidden = !wrap.querySelector("tr.data-row");
+  });
   function addRow(table) {
     var wrap = table.closest(".rows-scroll");
     var template = wrap.querySelector("template.row-template");
