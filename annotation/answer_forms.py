@@ -8,7 +8,7 @@ from django.http import QueryDict
 from annotation.answers import submit_answers
 from projects.schemes import scheme_type
 from projects.schemes.base import WHOLE
-from projects.validation import MAX_MILLISECONDS, AnswerError
+from projects.validation import MAX_MILLISECONDS, AnswerError, row_of
 
 
 def time_taken_from_post(post: QueryDict) -> int | None:
@@ -27,14 +27,17 @@ def answers_from_post(schemes: list[dict], post: QueryDict) -> dict:
     """Answers from the submitted form; AnswerError for values that are not even numbers."""
     answers: dict = {}
     errors: dict[str, str] = {}
+    rows: dict[str, tuple] = {}
     for scheme in schemes:
         name = scheme["name"]
         try:
             answers[name] = scheme_type(scheme["type"]).from_post(name, scheme["options"], post)
         except ValueError as exc:
             errors[name] = str(exc)
+            if (row := row_of(exc)) is not None:
+                rows[name] = row
     if errors:
-        raise AnswerError(errors)
+        raise AnswerError(errors, rows)
     return answers
 
 

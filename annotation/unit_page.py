@@ -55,6 +55,9 @@ class Standing:
     units: int  # the project's ordinary units (gold units not counted)
     completed: int  # units this person completed, the training's gold units included
     latest_unit_id: int | None  # the unit of their latest answer
+    # ordinary units they have not answered that still need answers, up to the limit asked
+    # (annotation.selectors.open_units_for)
+    open_units: int = 0
 
 
 # The units a page numbers, per project: counting them reads every unit row (10,000 rows,
@@ -86,37 +89,57 @@ def _standing_sql(vendor: str, with_count: bool) -> str:
         f"(SELECT MAX(u.{q('position')}) FROM {units} u WHERE u.{q('project_id')} = %s), "
         f"(SELECT COUNT(*) {mine}), "
         f"(SELECT a.{q('unit_id')} {mine} "
-        f"ORDER BY a.{q('completed_at')} DESC, a.{q('id')} DESC LIMIT 1)"
+        f"ORDER BY a.{q('completed_at')} DESC, a.{q('id')} DESC LIMIT 1), "
+        f"(SELECT COUNT(*) FROM (SELECT 1 FROM {units} u WHERE u.{q('project_id')} = %s "
+        f"AND u.{q('is_gold')} = %s AND u.{q('completed')} < %s AND NOT EXISTS("
+        f"SELECT 1 FROM {assignments} a WHERE a.{q('unit_id')} = u.{q('id')} "
+        f"AND a.{q('annotator_id')} = %s AND a.{q('status')} = %s) LIMIT %s) o)"
     )
 
 
-def standing(project: Project, user, *, now: float | None = None) -> Standing:
+# No cap on a unit, or on a person: a bound no count reaches (a 64-bit integer).
+NO_BOUND = 2**62
+
+
+def standing(
+    project: Project, user, *, now: float | None = None, open_limit: int | None = None
+) -> Standing:
     """Where this person stands in the project, in one statement (two when units were
-    added since the last count): the units the page numbers, the units they completed, and
-    the unit of their latest answer (the order of selectors.my_completed_units)."""
+    added since the last count): the units the page numbers, the units they completed, the
+    unit of their latest answer (the order of selectors.my_completed_units), and the units
+    still open to them, counted up to ``open_limit`` (None: all)."""
     now = time.monotonic() if now is None else now
     key = (project.pk, project.created_at)
     known = _counts.get(key)
     fresh = known is not None and now - known[2] < COUNT_SECONDS
     completed = Assignment.Status.COMPLETED.value
     mine = [project.pk, user.pk, completed]
-    # count (project, not gold), last position, completed, latest
-    params = [project.pk, False, project.pk, *mine, *mine]
+    per_unit = project.settings.num_annotators_per_item
+    still_open = [
+        project.pk,
+        False,
+        NO_BOUND if per_unit is None else per_unit,
+        user.pk,
+        completed,
+        NO_BOUND if open_limit is None else max(open_limit, 0),
+    ]
+    # count (project, not gold), last position, completed, latest, open
+    params = [project.pk, False, project.pk, *mine, *mine, *still_open]
     with connection.cursor() as cursor:
         cursor.execute(_standing_sql(connection.vendor, not fresh), params[2:] if fresh else params)
         row = cursor.fetchone()
         if fresh:
-            last, done, latest = row
+            last, done, latest, still = row
             units = known[0]
             if last != known[1]:  # units were added since: counted again
                 fresh = False
                 cursor.execute(_standing_sql(connection.vendor, True), params)
-                units, last, done, latest = cursor.fetchone()
+                units, last, done, latest, still = cursor.fetchone()
         else:
-            units, last, done, latest = row
+            units, last, done, latest, still = row
     if not fresh:
         _counts[key] = (units, last, now)
-    return Standing(units=units, completed=done, latest_unit_id=latest)
+    return Standing(units=units, completed=done, latest_unit_id=latest, open_units=still)
 
 
 @cache

@@ -13,7 +13,7 @@ from annotation.annotation_files import EXPORT_TYPES, export_file
 from annotation.answer_forms import submit_posted
 from annotation.answers import FinalAnswerRefused, SubmitRefused, answer_is_final
 from annotation.models import Assignment
-from annotation.queue import next_unit
+from annotation.queue import next_unit, person_cap
 from projects import selectors as projects_selectors
 from projects.access import managed_project_or_404, visible_project_or_404
 from projects.content_policy import allow_waveform_style
@@ -38,10 +38,11 @@ def _annotator_project_or_404(request, slug):
     return visible_project_or_404(request.user, slug)
 
 
-def scheme_views(project, payload, answers, posted=None):
+def scheme_views(project, payload, answers, posted=None, refused=None):
     """Per scheme: its definition, the current value, its type's template and what that
     template needs to draw it (SchemeType.view). ``posted``: the refused form as sent, so
-    that each scheme draws what was typed, exactly as typed."""
+    that each scheme draws what was typed, exactly as typed; ``refused``: the AnswerError,
+    whose refused table row (AnswerError.rows) is marked with its message."""
     views = []
     for scheme in project.schemes:
         kind = scheme_type(scheme["type"])
@@ -57,8 +58,28 @@ def scheme_views(project, payload, answers, posted=None):
             "together": kind.together,
         }
         view.update(kind.view(scheme, options, value, payload, posted=posted))
+        if refused is not None and scheme["name"] in refused.rows:
+            _mark_row(view, *refused.rows[scheme["name"]], refused.errors[scheme["name"]])
         views.append(view)
     return views
+
+
+def _mark_row(view: dict, row: int, fields: tuple[str, ...], message: str) -> None:
+    """The refused row of a table (boxes, segments) carries the message, drawn under it,
+    and its cells at fault (none named: every cell of the row) are marked."""
+    rows = view.get("rows") or []
+    if not 0 <= row < len(rows):
+        return
+    view["row_error"] = True  # said under the row, not again under the scheme
+    bad = rows[row]
+    bad["error"] = message
+    bad["error_id"] = f"{view['field']}-row-{row + 1}-error"
+    bad["bad_fields"] = set(fields)
+    for key, cell in (bad.get("cells") or {}).items():
+        if not fields or key in fields:
+            cell["invalid"] = True
+    if "label" in fields or not fields:
+        bad["label_invalid"] = True
 
 
 def scheme_blocks(views, payload):
@@ -73,26 +94,40 @@ def scheme_blocks(views, payload):
 
 
 def _render_unit(
-    request, project, unit, *, answers, errors=None, status=200, posted=None, held=None
+    request,
+    project,
+    unit,
+    *,
+    answers,
+    errors=None,
+    status=200,
+    posted=None,
+    held=None,
+    refused=None,
 ):
     """The unit's page. ``held``: this user's assignment of the unit when the caller has
-    it (None: asked here); completed, the page changes an earlier answer."""
+    it (None: asked here); completed, the page changes an earlier answer. ``refused``: the
+    AnswerError of a refused form (its row marked)."""
     if unit.instance_id is not None and not Unit.instance.is_cached(unit):
         unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = projects_selectors.unit_payload(project, unit, request.user)
-    views = scheme_views(project, payload, answers, posted)
+    views = scheme_views(project, payload, answers, posted, refused)
     blocks = scheme_blocks(views, payload)
     if held is None:
         held = Assignment.objects.filter(unit=unit, annotator=request.user).first()
     answered = held if held is not None and held.status == Assignment.Status.COMPLETED else None
-    here = unit_page.standing(project, request.user)
+    # the units still open to them, counted up to their quota (all without one)
+    quota = person_cap(project, request.user, with_training=False)
+    here = unit_page.standing(project, request.user, open_limit=quota)
     previous_unit_id = here.latest_unit_id  # for a unit not answered yet, the latest answer
     if answered is not None:
         previous = selectors.previous_answer(project, request.user, unit, current=answered)
         previous_unit_id = previous.unit_id if previous is not None else None
     # The training's gold units are not counted as answered; without gold there are none.
     done = here.completed if project.settings.gold is None else None
-    progress = selectors.my_progress(project, request.user, units=here.units, done=done)
+    progress = selectors.my_progress(
+        project, request.user, units=here.units, done=done, open_units=here.open_units
+    )
     return render(
         request,
         "annotation/annotate.html",
@@ -119,17 +154,19 @@ def _render_unit(
     )
 
 
-def _refused_unit(request, project, unit, errors, held=None):
-    """The unit's page again with the messages (400), every field as it was sent."""
+def _refused_unit(request, project, unit, refused: AnswerError, held=None):
+    """The unit's page again with the messages (400), every field as it was sent and the
+    refused row marked."""
     return _render_unit(
         request,
         project,
         unit,
         answers={},
-        errors=errors,
+        errors=refused.errors,
         status=400,
         posted=request.POST,
         held=held,
+        refused=refused,
     )
 
 
@@ -176,7 +213,7 @@ def annotate_unit(request, slug, unit_id):
     try:
         submit_posted(project=project, user=request.user, unit_id=unit.pk, post=request.POST)
     except AnswerError as exc:  # refused: nothing is stored, and what was typed comes back
-        return _refused_unit(request, project, unit, exc.errors, held)
+        return _refused_unit(request, project, unit, exc, held)
     except FinalAnswerRefused as exc:  # the stored answer stays, shown as it is
         answers = selectors.my_answers(project, request.user, unit)
         errors = {"answer": str(exc)}

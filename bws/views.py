@@ -17,7 +17,6 @@ from django.views.decorators.http import require_POST
 from projects import selectors as project_selectors
 from projects.access import managed_project_or_404
 from projects.downloads import attachment
-from projects.models import Unit
 
 from . import adaptive, charts, freshness, scheduling, selectors, services
 from .core.scoring import METHOD_NAMES, METHODS
@@ -50,9 +49,6 @@ def dashboard(request, slug):
     run = selectors.latest_good_run(project, scheme, method or None)
     pending = selectors.pending_runs(project, scheme).order_by("-created_at").first()
     failed = selectors.latest_failed_run(project, scheme)
-    units = Unit.objects.filter(project=project, is_gold=False)  # gold counts in no figure
-    total_tuples = units.count()
-    annotated = units.filter(completed__gt=0).count()
     context = {
         "project": project,
         "schemes": schemes,
@@ -63,7 +59,7 @@ def dashboard(request, slug):
         "run": run,
         "pending": pending,
         "failed": failed,
-        "progress": project_selectors.Progress(done=annotated, total=total_tuples),
+        "progress": project_selectors.project_progress([project])[project.pk],
         "recent_runs": selectors.recent_runs(project),
         "answers_since": selectors.answers_since(run) if run else 0,
         "run_method_name": METHOD_NAMES.get(run.method, run.method) if run else "",

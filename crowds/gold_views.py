@@ -64,10 +64,12 @@ def training(request, slug):
     )
 
 
-def _question(request, project, unit, result, *, errors=None, posted=None, status=200):
+def _question(
+    request, project, unit, result, *, errors=None, posted=None, status=200, refused=None
+):
     unit = Unit.objects.select_related("instance").get(pk=unit.pk)
     payload = selectors.unit_payload(project, unit, request.user)
-    views = scheme_views(project, payload, {}, posted)
+    views = scheme_views(project, payload, {}, posted, refused)
     blocks = scheme_blocks(views, payload)
     return render(
         request,
@@ -98,7 +100,14 @@ def _answer(request, project, result):
         submit_posted(project=project, user=request.user, unit_id=unit.pk, post=request.POST)
     except AnswerError as exc:
         return _question(
-            request, project, unit, result, errors=exc.errors, posted=request.POST, status=400
+            request,
+            project,
+            unit,
+            result,
+            errors=exc.errors,
+            posted=request.POST,
+            status=400,
+            refused=exc,
         )
     except SubmitRefused:
         return redirect("project-training", slug=project.slug)

@@ -20,6 +20,7 @@ from projects.api_errors import NOT_FOUND, error_response
 from projects.forms import AddMembersForm, split_entries
 from projects.invites import create_missing_accounts, mail_invite
 from projects.models import Membership
+from projects.storable import text_problem
 
 ROLES = Membership.Role.values
 
@@ -226,6 +227,8 @@ class MembersApi(generics.ListAPIView):
         username = request.query_params.get("username", "")
         if not username:
             raise ValidationError({"username": ["Name the member to remove."]})
+        if problem := text_problem(username):  # no account has such a name; asking fails
+            raise ValidationError({"username": [f"The name {problem}."]})
         membership = (
             Membership.objects.filter(project=project, user__username=username)
             .select_related("user")

@@ -75,15 +75,30 @@ def visible_labs(user) -> QuerySet[Lab]:
 
 @dataclass(frozen=True)
 class Progress:
+    """How far a project (or one person in it) has come, as its bar and its line read:
+    ``done`` of ``total``, with what they count (``label``)."""
+
     done: int
     total: int
-    # What is counted, as the page says it: "project annotations" (a unit counts once per
-    # annotator it needs) or "answered by you" (the units this annotator completed).
-    label: str = "annotations"
+    label: str = "answers given / needed"
+    # A person's figure only: the units still open to them (which the queue may yet give
+    # them), so that done + left is what they are assigned.
+    left: int | None = None
 
     @property
     def percent(self) -> int:
         return round(100 * self.done / self.total) if self.total else 0
+
+
+@dataclass(frozen=True)
+class ProjectProgress(Progress):
+    """A project's answers: every ordinary unit (gold not counted) needs ``per_unit``
+    answers, so ``total`` = units x per_unit answers are needed and ``done`` are given,
+    each unit counted up to what it needs; ``units_full``: units with all they need."""
+
+    units: int = 0
+    per_unit: int = 1
+    units_full: int = 0
 
 
 def units_required(project: Project) -> int:
@@ -91,17 +106,23 @@ def units_required(project: Project) -> int:
     return project.settings.num_annotators_per_item or 1
 
 
-def project_progress(projects) -> dict[int, Progress]:
-    """Per project: completed annotations, each unit counted up to num_annotators_per_item
-    (or one), out of units times that number."""
+def project_progress(projects) -> dict[int, ProjectProgress]:
+    """Per project: its answers given out of those needed (ProjectProgress), the one
+    figure the home page, the project pages, the dashboard and the API show."""
     result = {}
     for project in projects:
         cap = units_required(project)
         figures = Unit.objects.filter(project=project, is_gold=False).aggregate(
-            units=Count("id"), done=Sum(Least("completed", Value(cap)))
+            units=Count("id"),
+            done=Sum(Least("completed", Value(cap))),
+            full=Count("id", filter=Q(completed__gte=cap)),
         )
-        result[project.pk] = Progress(
-            done=figures["done"] or 0, total=figures["units"] * cap, label="project annotations"
+        result[project.pk] = ProjectProgress(
+            done=figures["done"] or 0,
+            total=figures["units"] * cap,
+            units=figures["units"],
+            per_unit=cap,
+            units_full=figures["full"],
         )
     return result
 
@@ -349,5 +370,6 @@ def register_person_progress(count) -> None:
 
 
 def person_progress(project: Project, user) -> Progress:
-    """Units this person completed out of what they may do (annotation.selectors.my_progress)."""
+    """The units this person answered out of those assigned to them, and those left for
+    them (annotation.selectors.my_progress)."""
     return _person_progress[0](project, user)

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from projects.schemes import scheme_type
-from projects.schemes.base import AnswerLimits, UnitContext, short
+from projects.schemes.base import AnswerLimits, RowError, UnitContext, short
 from projects.storable import json_problem, text_problem
 
 MAX_MILLISECONDS = 2**31 - 1  # time_taken_ms: what an integer column holds
@@ -21,11 +21,19 @@ NO_LIMITS = AnswerLimits(
 
 
 class AnswerError(ValueError):
-    """Field errors by scheme name: {scheme: message}."""
+    """Field errors by scheme name: {scheme: message}; ``rows``: for a scheme whose table
+    row was refused (RowError), that row and its fields at fault, {scheme: (row, fields)},
+    so that the page marks the row."""
 
-    def __init__(self, errors: dict[str, str]):
+    def __init__(self, errors: dict[str, str], rows: dict[str, tuple] | None = None):
         self.errors = dict(errors)
+        self.rows = dict(rows or {})
         super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+
+
+def row_of(error: ValueError) -> tuple[int, tuple[str, ...]] | None:
+    """The table row (and its fields) a scheme's error names, or None (not a row's)."""
+    return (error.row, error.fields) if isinstance(error, RowError) else None
 
 
 def _field(name: Any) -> str:
@@ -79,6 +87,7 @@ def validate_answers(
             )
     by_name = {scheme["name"]: scheme for scheme in schemes}
     errors: dict[str, str] = {}
+    rows: dict[str, tuple] = {}
     cleaned: dict[str, Any] = {}
     for name in answers:
         if name not in by_name:
@@ -95,8 +104,10 @@ def validate_answers(
             cleaned[name] = kind.validate(value, options, unit, bounds)
         except ValueError as exc:
             errors[name] = str(exc)
+            if (row := row_of(exc)) is not None:
+                rows[name] = row
     if errors:
-        raise AnswerError(errors)
+        raise AnswerError(errors, rows)
     if not cleaned:
         raise AnswerError({"annotations": "nothing to save: answer at least one question"})
     return cleaned

@@ -181,10 +181,16 @@ def home(request):
     rows = []
     for p in projects:
         role = selectors.project_role(request.user, p)
-        # An annotator sees what they did; a manager (or a lab admin) the project's figure.
+        # Everyone reads the project's figure; an annotator their own beside it.
         mine = role == Membership.Role.ANNOTATOR
-        shown = selectors.person_progress(p, request.user) if mine else progress[p.pk]
-        rows.append({"project": p, "progress": shown, "role": role})
+        rows.append(
+            {
+                "project": p,
+                "progress": progress[p.pk],
+                "mine": selectors.person_progress(p, request.user) if mine else None,
+                "role": role,
+            }
+        )
     return render(
         request,
         "projects/home.html",
@@ -200,14 +206,18 @@ def home(request):
 def project_detail(request, slug):
     project = visible_project_or_404(request.user, slug)
     role = selectors.project_role(request.user, project)
+    progress = selectors.project_progress([project])[project.pk]
     if role != Membership.Role.MANAGER:
-        progress = selectors.person_progress(project, request.user)
         return render(
             request,
             "projects/project_annotator.html",
-            {"project": project, "progress": progress, "role": role},
+            {
+                "project": project,
+                "progress": progress,
+                "mine": selectors.person_progress(project, request.user),
+                "role": role,
+            },
         )
-    progress = selectors.project_progress([project])[project.pk]
     overview = selectors.project_overview(project)
     items = Paginator(Item.objects.filter(project=project).order_by("index"), 50).get_page(
         request.GET.get("items")

@@ -370,6 +370,7 @@ def test_without_webgl_the_table_still_takes_the_box(no_webgl_page, live_server,
     page.wait_for_selector('.boxes3d[data-state="unavailable"]')
     assert page.get_by_text("cannot draw the point cloud").is_visible()
     assert not page.locator(".boxes3d-bev").is_visible()
+    page.get_by_role("button", name="Add box").click()  # the table starts with no row
     for key, value in zip(
         ("cx", "cy", "cz", "l", "w", "h", "yaw"),
         "12 4 -0.95 4.2 1.8 1.5 0.35".split(),
@@ -455,6 +456,7 @@ def test_a_cloud_that_cannot_be_read_is_named_and_typed_boxes_still_draw(
     assert page.get_by_text(
         "Could not load the point cloud (the server answered 422: This point cloud cannot be read"
     ).is_visible()
+    page.get_by_role("button", name="Add box").click()
     for key, value in zip(("cx", "cy", "l", "w", "h"), "12 4 4.2 1.8 1.5".split(), strict=True):
         page.locator(f'[name="objects__{key}"]').fill(value)
     (shown,) = page.evaluate("window.annolabBoxes.objects.drawn()")

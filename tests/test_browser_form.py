@@ -32,13 +32,13 @@ def fill_everything(page):
     page.locator('textarea[name="note"]').fill("Two cars, one half hidden.\nSecond line.")
     page.locator('input[name="steps__step__0"][value="bad"]').check()
     page.locator('input[name="steps__step__1"][value="good"]').check()
+    page.get_by_role("button", name="Add segment").click()  # the table starts with no row
     page.locator('input[name="speech__start"]').first.fill("0.5")
     page.locator('input[name="speech__end"]').first.fill("2.25")
     page.locator('select[name="speech__label"]').first.select_option("laugh")
     page.locator('select[name="speech__tier"]').first.select_option("B")
     for n, box in enumerate(BOXES):
-        if n:
-            page.get_by_role("button", name="Add box").click()
+        page.get_by_role("button", name="Add box").click()
         for key, text in zip(("cx", "cy", "cz", "l", "w", "h", "yaw"), box[:7], strict=True):
             page.locator(f'input[name="boxes__{key}"]').nth(n).fill(text)
         page.locator('select[name="boxes__label"]').nth(n).select_option(box[7])
@@ -60,21 +60,36 @@ def test_a_refused_form_keeps_everything_typed(browser_page, live_server, tmp_pa
     log_in(page, live_server.url, "lena", "pw-for-tests-123")
     page.wait_for_url(f"{live_server.url}/")
     page.goto(f"{live_server.url}/projects/forms/annotate/")
+    # no empty row until one is added
+    assert page.locator('input[name="boxes__cx"]').count() == 0
+    assert page.locator('table[data-rows="boxes"]').is_hidden()
     fill_everything(page)
     with page.expect_navigation() as navigation:
         page.get_by_role("button", name="Submit").click()
     assert navigation.value.status == 400
     assert not Annotation.objects.exists()
 
-    # the message, on top and next to the boxes
+    # the message, on top and under the row at fault, which is marked
     assert page.get_by_role("alert").is_visible()
-    message = page.locator("#boxes-error")
+    message = page.locator("#boxes-row-2-error")
     assert message.is_visible()
-    assert message.inner_text() == "box 2 width is empty: fill in a number"
+    assert message.inner_text() == "Box 2: the width is empty; fill in a number"
+    rows = page.locator('table[data-rows="boxes"] tr.data-row')
+    assert rows.count() == 2  # the two typed, and no empty one
+    bad = rows.nth(1)
+    assert bad.get_attribute("aria-invalid") == "true"
+    assert "row-invalid" in bad.get_attribute("class")
+    assert bad.get_attribute("aria-describedby") == "boxes-row-2-error"
+    assert rows.nth(0).get_attribute("aria-invalid") is None
+    # the message sits right under its row
+    below = bad.locator("xpath=following-sibling::tr[1]")
+    assert below.get_attribute("class") == "row-error-message"
+    assert below.bounding_box()["y"] >= bad.bounding_box()["y"] + bad.bounding_box()["height"] - 1
     width = page.locator('input[name="boxes__w"]').nth(1)
     assert width.get_attribute("aria-invalid") == "true"
-    assert width.get_attribute("aria-describedby") == "boxes-error"
-    assert page.locator('[aria-invalid="true"]').count() == 1
+    assert width.get_attribute("aria-describedby") == "boxes-row-2-error"
+    assert page.locator('[aria-invalid="true"]').count() == 2  # the row and its cell
+    page.screenshot(path=ARTIFACTS / "annotate-refused-row-marked.png", full_page=True)
 
     # nothing typed was lost
     page.screenshot(path=ARTIFACTS / "annotate-refused-keeps-input.png", full_page=True)
@@ -94,7 +109,7 @@ def test_a_refused_form_keeps_everything_typed(browser_page, live_server, tmp_pa
     assert page.locator('input[name="speech__end"]').first.input_value() == "2.25"
     assert page.locator('select[name="speech__label"]').first.input_value() == "laugh"
     assert page.locator('select[name="speech__tier"]').first.input_value() == "B"
-    assert page.locator('select[name="boxes__label"]').count() == 3  # two typed, one empty
+    assert page.locator('select[name="boxes__label"]').count() == 2  # the two typed
     for n, box in enumerate(BOXES):
         for key, text in zip(("cx", "cy", "cz", "l", "w", "h", "yaw"), box[:7], strict=True):
             assert page.locator(f'input[name="boxes__{key}"]').nth(n).input_value() == text

@@ -363,10 +363,14 @@ def test_a_video_gets_a_timeline_under_its_player(browser_page, live_server, tmp
     status = page.locator(".timeline-status")
     status.filter(has_text="could not be loaded").wait_for()
     assert not page.locator(".timeline-lanes").is_visible()
-    assert page.locator('input[name="events__start"]').is_visible()
+    assert page.get_by_role("button", name="Add segment").is_visible()
+    assert page.locator('input[name="events__start"]').count() == 0  # no row until one is added
     page.get_by_role("button", name="Use current time").click()
     assert "has not loaded" in status.inner_text()
-    assert page.locator('input[name="events__start"]').input_value() == ""
+    starts = page.locator('input[name="events__start"]')
+    assert all(start.input_value() == "" for start in starts.all())
+    page.get_by_role("button", name="Add segment").click()
+    assert starts.count() == 1 and starts.first.is_visible()
 
 
 def test_without_scripts_the_table_is_the_whole_tool(browser_page, live_server, timeline_project):

@@ -8,14 +8,17 @@ from projects.configuration.fields import Text as TextField
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
 from projects.schemes.base import (
+    RowError,
     SchemeType,
     check_label_text,
+    choice_message,
     form_float,
     form_nothing,
     form_rows,
     label_names,
     number,
     objects,
+    short,
     stored_cells,
     typed_rows,
 )
@@ -53,23 +56,51 @@ class Boxes(SchemeType):
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:
+        """Each box: one of the labels, a centre and a size of three numbers (every size
+        more than 0) and a yaw in radians; a refusal names the box's row (RowError)."""
         labels = label_names(options)
         cleaned = []
         for n, box in enumerate(objects(value, "boxes", limits)):
-            where = f"box {n + 1}"
+            where = f"Box {n + 1}"
             if labels and box.get("label") not in labels:
-                raise ValueError(f"{where}: label must be one of {', '.join(labels)}")
-            check_label_text(box.get("label"), where, limits)
+                raise RowError(
+                    choice_message(where, "label", box.get("label"), labels),
+                    row=n,
+                    fields=("label",),
+                )
+            check_label_text(box.get("label"), where, limits, row=n)
             center, size = box.get("center"), box.get("size")
             if not (isinstance(center, list) and len(center) == 3 and all(map(number, center))):
-                raise ValueError(f"{where}: center must be three finite numbers [x, y, z]")
+                raise RowError(
+                    f"{where}: the centre must be three numbers, x, y and z "
+                    f"(it is {short(center)})",
+                    row=n,
+                    fields=("cx", "cy", "cz"),
+                )
             if not (isinstance(size, list) and len(size) == 3 and all(map(number, size))):
-                raise ValueError(f"{where}: size must be three finite numbers [l, w, h]")
-            if min(size) <= 0:
-                raise ValueError(f"{where}: every size must be positive")
+                raise RowError(
+                    f"{where}: the size must be three numbers, length, width and height "
+                    f"(it is {short(size)})",
+                    row=n,
+                    fields=("l", "w", "h"),
+                )
+            sizes = dict(zip(("l", "w", "h"), size, strict=True))
+            flat = [key for key, v in sizes.items() if v <= 0]
+            if flat:
+                named = " and ".join(FIELD_NAMES[key] for key in flat)
+                shown = ", ".join(f"the {FIELD_NAMES[key]} is {sizes[key]:g}" for key in flat)
+                if len(flat) == 1:
+                    shown = f"it is {sizes[flat[0]]:g}"
+                raise RowError(
+                    f"{where}: the {named} must be more than 0 ({shown})", row=n, fields=tuple(flat)
+                )
             yaw = box.get("yaw", 0.0)
             if not number(yaw):
-                raise ValueError(f"{where}: yaw must be a finite number (radians)")
+                raise RowError(
+                    f"{where}: the yaw must be a number of radians (it is {short(yaw)})",
+                    row=n,
+                    fields=("yaw",),
+                )
             cleaned.append(
                 {"label": box.get("label"), "center": center, "size": size, "yaw": float(yaw)}
             )
@@ -84,24 +115,25 @@ class Boxes(SchemeType):
             return []
         if not rows:
             return None
+
+        def cell(row, n, key, default=None):
+            text = row[key] or (default or "")
+            return form_float(text, f"Box {n + 1}: the {FIELD_NAMES[key]}", row=n, field=key)
+
         return [
             {
                 "label": row["label"] or None,
-                "center": [
-                    form_float(row[k], f"box {n + 1} {FIELD_NAMES[k]}") for k in ("cx", "cy", "cz")
-                ],
-                "size": [
-                    form_float(row[k], f"box {n + 1} {FIELD_NAMES[k]}") for k in ("l", "w", "h")
-                ],
-                "yaw": form_float(row["yaw"] or "0", f"box {n + 1} yaw"),
+                "center": [cell(row, n, k) for k in ("cx", "cy", "cz")],
+                "size": [cell(row, n, k) for k in ("l", "w", "h")],
+                "yaw": cell(row, n, "yaw", "0"),
             }
             for n, row in enumerate(rows)
         ]
 
     @classmethod
     def view(cls, scheme, options, value, payload, posted=None) -> dict:
-        """The rows to draw plus one empty row to add to; "nothing" ticks the box (for a
-        stored empty answer, or as it was sent when the form comes back refused)."""
+        """The rows to draw, and no empty one ("Add" makes it); "nothing" ticks the box (for
+        a stored empty answer, or as it was sent when the form comes back refused)."""
         name = scheme["name"]
         if posted is not None:
             rows = typed_rows(
@@ -110,7 +142,7 @@ class Boxes(SchemeType):
             for row in rows:
                 row["label_invalid"] = bool(label_names(options)) and not row["label"]
             return {
-                "rows": [*rows, {}],
+                "rows": rows,
                 "nothing": bool(posted.get(f"{name}__nothing")),
                 "points_url": cls._points_url(options, payload),
             }
@@ -120,7 +152,7 @@ class Boxes(SchemeType):
             cells = stored_cells(dict(zip(BOX_FIELDS, numbers, strict=False)))
             rows.append({"label": box.get("label"), "cells": cells})
         return {
-            "rows": [*rows, {}],
+            "rows": rows,
             "nothing": value == [],
             "points_url": cls._points_url(options, payload),
         }

@@ -9,14 +9,18 @@ from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
 from projects.configuration.vocabulary import DEFAULT_MEDIA_KEY
 from projects.schemes.base import (
+    RowError,
     SchemeType,
     check_label_text,
+    choice_message,
     form_float,
     form_nothing,
     form_rows,
     label_names,
     number,
     objects,
+    seconds,
+    short,
     stored_cells,
     typed_rows,
 )
@@ -42,23 +46,46 @@ class Segments(SchemeType):
 
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:
+        """Each segment: a start and an end in seconds, 0 <= start <= end, one of the
+        labels (and of the tiers); a refusal names the segment's row (RowError)."""
         labels = label_names(options)
         tier_names = list(options.get("tiers") or [])
         cleaned = []
         for n, seg in enumerate(objects(value, "segments", limits)):
-            where = f"segment {n + 1}"
+            where = f"Segment {n + 1}"
             start, end = seg.get("start"), seg.get("end")
-            if not (number(start) and number(end)):
-                raise ValueError(f"{where}: start and end must be finite numbers (seconds)")
+            bad = tuple(k for k, v in (("start", start), ("end", end)) if not number(v))
+            if bad:
+                raise RowError(
+                    f"{where}: the start and the end must be numbers of seconds "
+                    f"(the start is {short(start)}, the end {short(end)})",
+                    row=n,
+                    fields=bad,
+                )
             if start < 0 or start > end:
-                raise ValueError(f"{where}: need 0 <= start <= end")
+                shown = f"it is {seconds(start)}" + (
+                    "" if start < 0 else f"; the end is {seconds(end)}"
+                )
+                raise RowError(
+                    f"{where}: the start must be between 0 and the end ({shown})",
+                    row=n,
+                    fields=("start",) if start < 0 else ("start", "end"),
+                )
             if labels and seg.get("label") not in labels:
-                raise ValueError(f"{where}: label must be one of {', '.join(labels)}")
-            check_label_text(seg.get("label"), where, limits)
+                raise RowError(
+                    choice_message(where, "label", seg.get("label"), labels),
+                    row=n,
+                    fields=("label",),
+                )
+            check_label_text(seg.get("label"), where, limits, row=n)
             item = {"start": start, "end": end, "label": seg.get("label")}
             if cls.tiered:
                 if seg.get("tier") not in tier_names:
-                    raise ValueError(f"{where}: tier must be one of {', '.join(tier_names)}")
+                    raise RowError(
+                        choice_message(where, "tier", seg.get("tier"), tier_names),
+                        row=n,
+                        fields=("tier",),
+                    )
                 item["tier"] = seg["tier"]
             cleaned.append(item)
         return cleaned
@@ -74,8 +101,10 @@ class Segments(SchemeType):
             return None
         return [
             {
-                "start": form_float(row["start"], f"segment {n + 1} start"),
-                "end": form_float(row["end"], f"segment {n + 1} end"),
+                "start": form_float(
+                    row["start"], f"Segment {n + 1}: the start", row=n, field="start"
+                ),
+                "end": form_float(row["end"], f"Segment {n + 1}: the end", row=n, field="end"),
                 "label": row["label"] or None,
                 **({"tier": row["tier"]} if cls.tiered else {}),
             }
@@ -84,8 +113,8 @@ class Segments(SchemeType):
 
     @classmethod
     def view(cls, scheme, options, value, payload, posted=None) -> dict:
-        """The rows to draw plus one empty row to add to; "nothing" ticks the box (for a
-        stored empty answer, or as it was sent when the form comes back refused)."""
+        """The rows to draw, and no empty one ("Add" makes it); "nothing" ticks the box (for
+        a stored empty answer, or as it was sent when the form comes back refused)."""
         name = scheme["name"]
         if posted is not None:
             fields = ("start", "end", "label", *(("tier",) if cls.tiered else ()))
@@ -100,7 +129,7 @@ class Segments(SchemeType):
             ]
             nothing = value == []  # a stored empty answer ticks "Nothing to mark"
         return {
-            "rows": [*rows, {}],
+            "rows": rows,
             "nothing": nothing,
             **cls._media(options, payload),
             "tiered": cls.tiered,

@@ -9,8 +9,10 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from annotation.answers import submit_answers
 from annotation.instructions import mark_seen
 from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit
 from projects.models import Unit
 from projects.services import import_project
 from projects.tests.factories import MembershipFactory, UserFactory
@@ -195,6 +197,36 @@ def test_done_page_when_no_more_work(client, two_dims):
     assert ">Tuple 1</a>" in done and unit.external_id not in done
 
 
+def test_an_annotator_counts_the_units_assigned_to_them_and_left_for_them(client, two_dims):
+    """With one answer a unit, the units others answered are not theirs to do: the page
+    numbers the units left for them, and says how many are left."""
+    two_dims.config = {**two_dims.config, "num_annotators_per_item": 1}
+    two_dims.save()
+    units = Unit.objects.filter(project=two_dims, is_gold=False).count()
+    other = UserFactory()
+    MembershipFactory(user=other, project=two_dims)
+    for _ in range(5):
+        unit = next_unit(project=two_dims, user=other)
+        items = unit.bws_tuple.item_ids
+        answer = {"best": items[0], "worst": items[1]}
+        submit_answers(
+            project=two_dims,
+            user=other,
+            unit_id=unit.pk,
+            answers={"fluency": answer, "adequacy": answer},
+        )
+    html = unit_page(client)
+    mine = units - 5
+    assert f"Tuple 1 of {mine}" in html
+    assert f"0 / {mine} answered by you (0%) · {mine} left for you" in html
+    ids = item_ids(html, "fluency")
+    answer = {"fluency__best": ids[0], "fluency__worst": ids[1]}
+    client.post(form_action(html), {**answer, "adequacy__best": ids[0], "adequacy__worst": ids[1]})
+    html = unit_page(client)
+    assert f"Tuple 2 of {mine}" in html
+    assert f"1 / {mine} answered by you" in html and f"{mine - 1} left for you" in html
+
+
 def test_strangers_cannot_annotate(client, two_dims):
     two_dims.allow_all_users = False
     two_dims.save()
@@ -304,7 +336,7 @@ def test_every_scheme_form_renders_and_stores(client, every_form):
                 "speech__tier": "A",
             },
             "speech",
-            "start &lt;= end",
+            "Segment 1: the start must be between 0 and the end (it is 3 s; the end is 1 s)",
         ),
         (
             {
@@ -317,7 +349,7 @@ def test_every_scheme_form_renders_and_stores(client, every_form):
                 "boxes__label": "car",
             },
             "boxes",
-            "positive",
+            "Box 1: the length must be more than 0 (it is 0)",
         ),
         ({"boxes__cx": "x", "boxes__label": "car"}, "boxes", "not a number"),
         ({"topic": "weather"}, "topic", "choose one of"),

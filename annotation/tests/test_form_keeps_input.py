@@ -60,8 +60,8 @@ TYPED = {
     "speech__end": ["2", ""],
     "speech__label": ["laugh", ""],
     "speech__tier": ["B", "A"],
-    # box 1 complete, box 2 without a width, box 3 with a comma for a point, then the empty
-    # row the page always offers
+    # box 1 complete, box 2 without a width, box 3 with a comma for a point, then a row
+    # added and left empty
     "boxes__cx": ["1.50", "7", "1,5", ""],
     "boxes__cy": ["0", "8", "2", ""],
     "boxes__cz": ["-0", "9", "3", ""],
@@ -71,6 +71,30 @@ TYPED = {
     "boxes__yaw": ["", "0.25", "", ""],
     "boxes__label": ["car", "truck", "", ""],
 }
+
+
+def table_rows(html, field):
+    """The data rows of the table of `field` (not its empty row's <template>)."""
+    body = html.split(f'data-rows="{field}"', 1)[1].split("</tbody>", 1)[0]
+    return re.findall(r'<tr class="data-row[^"]*".*?</tr>', body, re.S)
+
+
+def speech_rows(html) -> str:
+    return "".join(table_rows(html, "speech"))
+
+
+def spare_row(html, field) -> str:
+    """The empty row a page without scripts offers to type into (annotate.js removes it)."""
+    body = html.split(f'data-rows="{field}"', 1)[1].split("</tbody>", 1)[0]
+    rows = re.findall(r'<tr class="spare-row">.*?</tr>', body, re.S)
+    assert len(rows) == 1
+    return rows[0]
+
+
+def marked(row: str) -> bool:
+    """Whether a table row is marked as the one at fault."""
+    head = row.split(">", 1)[0]
+    return "row-invalid" in head and 'aria-invalid="true"' in head
 
 
 def cells(html, field):
@@ -88,23 +112,32 @@ def test_a_cell_that_is_not_a_number_keeps_every_typed_value(client, forms):
     assert not Annotation.objects.exists()
     html = response.content.decode()
 
-    # the message, next to the boxes scheme and in the summary on top
-    message = re.search(r'<p class="field-error" id="boxes-error">([^<]*)</p>', html)
-    assert message and message.group(1) == "box 2 width is empty: fill in a number"
+    # the message, under the row at fault (box 2) and in the summary on top
+    form = table_rows(html, "boxes")
+    message = re.search(r'<td colspan="9" id="boxes-row-2-error">([^<]*)</td>', html)
+    assert message and message.group(1) == "Box 2: the width is empty; fill in a number"
+    assert 'id="boxes-error"' not in html  # said once, under its row
     assert 'class="card scheme scheme-spatial_annotation has-error"' in html
     assert 'role="alert"' in html
+    # that row is marked, and no other
+    assert [marked(row) for row in form] == [False, True, False]
+    assert 'aria-describedby="boxes-row-2-error"' in form[1]
 
-    # every box row as typed (not as the numbers read from them), plus the empty row
+    # every filled box row as typed (not as the numbers read from them); the empty one is
+    # not drawn again, only the spare row a page without scripts types into
+    assert [value_of(t) for t in cells(spare_row(html, "boxes"), "boxes__cx")] == [""]
     for key in ("cx", "cy", "cz", "l", "w", "h", "yaw"):
-        assert [value_of(t) for t in cells(html, f"boxes__{key}")] == TYPED[f"boxes__{key}"]
-    labels = cells(html, "boxes__label")
-    assert len(labels) == 4
+        typed = TYPED[f"boxes__{key}"][:3]
+        assert [value_of(t) for t in cells("".join(form), f"boxes__{key}")] == typed
+    labels = cells("".join(form), "boxes__label")
+    assert len(labels) == 3
     chosen = re.findall(r"<option selected>(\w+)</option>", html.split('name="boxes__label"', 1)[1])
     assert chosen[:2] == ["car", "truck"]
     # the bad cells are marked; the others are not
-    widths = cells(html, "boxes__w")
-    assert 'aria-invalid="true"' in widths[1] and 'aria-describedby="boxes-error"' in widths[1]
-    assert not any('aria-invalid="true"' in widths[i] for i in (0, 2, 3))
+    widths = cells("".join(form), "boxes__w")
+    assert 'aria-invalid="true"' in widths[1]
+    assert 'aria-describedby="boxes-row-2-error"' in widths[1]
+    assert not any('aria-invalid="true"' in widths[i] for i in (0, 2))
     comma = cells(html, "boxes__cx")[2]
     assert 'type="text"' in comma and 'aria-invalid="true"' in comma  # shown, not emptied
     assert 'aria-invalid="true"' in cells(html, "boxes__label")[2]  # box 3 has no label
@@ -122,8 +155,8 @@ def test_a_cell_that_is_not_a_number_keeps_every_typed_value(client, forms):
     assert 'name="steps__step__0" value="bad" checked' in html
     assert 'name="steps__step__2" value="good" checked' in html
     assert "checked" not in "".join(cells(html, "steps__step__1"))
-    assert [value_of(t) for t in cells(html, "speech__start")] == ["0.50", ""]
-    assert [value_of(t) for t in cells(html, "speech__end")] == ["2", ""]
+    assert [value_of(t) for t in cells(speech_rows(html), "speech__start")] == ["0.50"]
+    assert [value_of(t) for t in cells(speech_rows(html), "speech__end")] == ["2"]
     speech = html.split('data-rows="speech"', 1)[1].split("</table>", 1)[0]
     assert re.findall(r"<option selected>(\w+)</option>", speech)[:2] == ["laugh", "B"]
     # only the bad scheme is marked
@@ -150,13 +183,18 @@ def test_values_that_fail_the_checks_and_a_missing_answer_come_back_as_typed(cli
     assert not Annotation.objects.exists()
     html = response.content.decode()
     errors = dict(re.findall(r'<p class="field-error" id="(\w+)-error">([^<]*)</p>', html))
-    assert set(errors) == {"boxes", "note"}
-    assert "box 1: every size must be positive" in errors["boxes"]
+    assert set(errors) == {"note"}  # the box's message is under its row
     assert "an answer is required" in errors["note"]
+    row = re.search(r'id="boxes-row-1-error">([^<]*)<', html).group(1)
+    assert row == "Box 1: the length must be more than 0 (it is 0)"
+    boxes = table_rows(html, "boxes")
+    assert len(boxes) == 1 and marked(boxes[0])
+    assert 'aria-invalid="true"' in cells(boxes[0], "boxes__l")[0]
+    assert 'aria-invalid="true"' not in cells(boxes[0], "boxes__w")[0]
 
-    assert [value_of(t) for t in cells(html, "boxes__l")] == ["00", ""]  # not "0.0"
+    assert [value_of(t) for t in cells("".join(boxes), "boxes__l")] == ["00"]  # not "0.0"
     assert 'aria-invalid="true"' in html.split('id="text-note"', 1)[1].split(">", 1)[0]
-    assert [value_of(t) for t in cells(html, "speech__start")] == ["0.50", ""]
+    assert [value_of(t) for t in cells(speech_rows(html), "speech__start")] == ["0.50"]
     assert 'name="topic" value="politics" checked' in html
     assert 'name="steps__step__0" value="bad" checked' in html
     assert "checked" not in cells(html, "speech__nothing")[0]
@@ -171,7 +209,7 @@ def test_nothing_to_mark_ticked_with_rows_comes_back_ticked_and_marked(client, f
     nothing = cells(html, "speech__nothing")[0]
     assert "checked" in nothing and 'aria-invalid="true"' in nothing
     assert "speech-error" in re.search(r'aria-describedby="([^"]*)"', nothing).group(1)
-    assert [value_of(t) for t in cells(html, "speech__start")] == ["0.50", ""]
+    assert [value_of(t) for t in cells(speech_rows(html), "speech__start")] == ["0.50"]
     assert "checked" not in cells(html, "boxes__nothing")[0]
 
 
@@ -203,16 +241,18 @@ def test_a_first_visit_draws_stored_boxes_as_numbers(client, forms):
     action = form_action(html)
     assert client.post(action, fields).status_code == 302
     again = client.get(action).content.decode()
-    assert [value_of(t) for t in cells(again, "boxes__cx")] == ["1.5", ""]
-    assert [value_of(t) for t in cells(again, "boxes__yaw")] == ["0.0", ""]
+    stored = "".join(table_rows(again, "boxes"))
+    assert [value_of(t) for t in cells(stored, "boxes__cx")] == ["1.5"]  # no empty row
+    assert [value_of(t) for t in cells(stored, "boxes__yaw")] == ["0.0"]
     assert "aria-invalid" not in again
 
 
 def test_a_number_cell_says_whether_it_is_empty_or_not_a_number():
-    from projects.schemes.base import form_float
+    from projects.schemes.base import RowError, form_float
 
     assert form_float("-1.25", "box 1 x") == -1.25
-    with pytest.raises(ValueError, match=r"^box 3 width is empty: fill in a number$"):
-        form_float("", "box 3 width")
-    with pytest.raises(ValueError, match=r"^box 3 width: '1,5' is not a number"):
-        form_float("1,5", "box 3 width")
+    with pytest.raises(ValueError, match=r"^Box 3: the width is empty; fill in a number$"):
+        form_float("", "Box 3: the width")
+    with pytest.raises(RowError, match=r"^Box 3: the width is '1,5', which is not a number") as e:
+        form_float("1,5", "Box 3: the width", row=2, field="w")
+    assert (e.value.row, e.value.fields) == (2, ("w",))

@@ -111,6 +111,11 @@ def test_the_unit_with_its_assignment_and_the_standing_are_those_of_the_orm(tmp_
     in_hand = Assignment.objects.get(annotator=user, project=project, status="reserved").unit
     assert work.previous_answer(project, user, in_hand).unit_id == standing.latest_unit_id
     assert unit_page.completed_count(project, user) == 2
+    # The units still open to them: those of the ORM's count, within the limit asked.
+    units = Unit.objects.filter(project=project, is_gold=False).count()
+    assert standing.open_units == work.open_units_for(project, user, limit=units) == units - 2
+    two = unit_page.standing(project, user, open_limit=2).open_units
+    assert two == work.open_units_for(project, user, limit=2) == 2
     assert unit_page.completed_count(other, user) == 0
     assert unit_page.completed_count(project, someone) == 1
 

@@ -2,12 +2,16 @@
 accepts the consent text, reads the instructions, answers at most their quota of units and
 gets the completion code; the same id resumes, and the session opens no other page."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from annotation.answers import submit_answers
 from annotation.models import Annotation, Assignment
+from annotation.queue import next_unit
 from crowds.models import Participant
 from projects.configuration import ConfigError, load_config
 from projects.models import Membership
@@ -272,6 +276,42 @@ def test_the_unit_page_shows_the_study_and_the_quota_not_the_site_menu(project):
     page = client.get(response["Location"]).content.decode()
     assert "My projects" not in page and 'href="/api/' not in page
     assert "0 / 3 answered by you" in page  # the quota, not the project's six units
+
+
+def unit_heading(page: str) -> str:
+    return re.search(r"(?:Item|Tuple) \d+ of \d+", page).group(0)
+
+
+def test_a_participant_counts_their_quota_not_the_projects_units(db, tmp_path):
+    make_project(tmp_path, units=40)
+    client = Client()
+    response = enter(client)
+    seen = []
+    for _ in range(3):
+        page = client.get(response["Location"]).content.decode()
+        seen.append((unit_heading(page), re.search(r"\d+ / \d+ answered by you[^<]*", page)[0]))
+        response = answer(client, response)
+    assert seen == [
+        ("Item 1 of 3", "0 / 3 answered by you (0%) · 3 left for you"),
+        ("Item 2 of 3", "1 / 3 answered by you (33%) · 2 left for you"),
+        ("Item 3 of 3", "2 / 3 answered by you (67%) · 1 left for you"),
+    ]
+    assert response["Location"].endswith("/done/")
+
+
+def test_a_participant_is_told_of_fewer_units_left_than_their_quota(db, tmp_path):
+    """With one answer a unit and four of the six units answered by a member, two are
+    left for the participant: their count says so."""
+    project = make_project(tmp_path, block="num_annotators_per_item: 1\n" + BLOCK)
+    member = UserFactory()
+    MembershipFactory(user=member, project=project)
+    for _ in range(4):
+        unit = next_unit(project=project, user=member)
+        submit_answers(project=project, user=member, unit_id=unit.pk, answers={"q": "no_"})
+    client = Client()
+    page = client.get(enter(client)["Location"]).content.decode()
+    assert unit_heading(page) == "Item 1 of 2"
+    assert "0 / 2 answered by you (0%) · 2 left for you" in page
 
 
 def test_a_manager_sees_participants_with_their_state(project):

@@ -226,6 +226,14 @@ def short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def choice_message(where: str, what: str, value: Any, choices: list[str]) -> str:
+    """A refused choice in plain words: "Box 2: choose a label (car, truck)", or when one
+    was given, "Box 2: the label 'bus' is not one of car, truck"."""
+    if value is None or value == "":
+        return f"{where}: choose a {what} ({', '.join(choices)})"
+    return f"{where}: the {what} {short(value)} is not one of {', '.join(choices)}"
+
+
 def check_one_label(value: Any, labels: list[str]) -> str:
     """A single choice among the labels (radio)."""
     if not isinstance(value, str) or value not in labels:
@@ -233,14 +241,21 @@ def check_one_label(value: Any, labels: list[str]) -> str:
     return value
 
 
-def check_label_text(text: Any, where: str, limits: AnswerLimits) -> None:
+def check_label_text(text: Any, where: str, limits: AnswerLimits, row: int | None = None) -> None:
+    """A label is a text within the length limit; ``row``: the table row a RowError names."""
+    message = None
     if text is not None and not isinstance(text, str):
-        raise ValueError(f"{where}: label must be a text")
-    if text is not None and len(text) > limits.max_text:
-        raise ValueError(
-            f"{where}: label is longer than {limits.max_text} characters "
+        message = f"{where}: the label must be a text"
+    elif text is not None and len(text) > limits.max_text:
+        message = (
+            f"{where}: the label is longer than {limits.max_text} characters "
             f"(ANSWER_MAX_TEXT_LENGTH = {limits.max_text})"
         )
+    if message is None:
+        return
+    if row is None:
+        raise ValueError(message)
+    raise RowError(message, row=row, fields=("label",))
 
 
 def too_many(count: int, what: str, limits: AnswerLimits) -> None:
@@ -262,13 +277,35 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
 
 
-def form_float(text: str, what: str) -> float:
-    """A number field's text as a float (inf passes: validate refuses non-finite numbers)."""
+class RowError(ValueError):
+    """A refused row of a table answer (boxes, segments): its message, the row (0-based,
+    among the rows filled in, so the n-th box or segment) and the form fields at fault
+    (none: the row as a whole), so that the page marks that row and those cells."""
+
+    def __init__(self, message: str, *, row: int, fields: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.row = row
+        self.fields = tuple(fields)
+
+
+def seconds(value: float) -> str:
+    """A time in seconds as a message writes it: 7.2 s, 3 s."""
+    return f"{value:g} s"
+
+
+def form_float(text: str, what: str, *, row: int | None = None, field: str = "") -> float:
+    """A number field's text as a float (inf passes: validate refuses non-finite numbers).
+    ``what``: how the message names the cell ("Box 3: the width"); ``row`` and ``field``:
+    the row and form field a RowError names (without a row, a plain ValueError)."""
     if len(text) <= 400 and DECIMAL.fullmatch(text):
         return float(text)
     if not text:
-        raise ValueError(f"{what} is empty: fill in a number")
-    raise ValueError(f"{what}: {_quoted(text)} is not a number (write it with the digits 0-9)")
+        message = f"{what} is empty; fill in a number"
+    else:
+        message = f"{what} is {_quoted(text)}, which is not a number (write it with the digits 0-9)"
+    if row is None:
+        raise ValueError(message)
+    raise RowError(message, row=row, fields=(field,) if field else ())
 
 
 def form_rows(post, name: str, fields: tuple[str, ...]) -> list[dict]:

@@ -235,6 +235,8 @@ def test_manager_lists_adds_and_removes_members(manager, annotator, project):
     assert not Membership.objects.filter(project=project, user__username="ada").exists()
     assert_error(client.delete("/api/v1/projects/mt/members/?username=ada"), 404)
     assert_error(client.delete("/api/v1/projects/mt/members/"), 400, "username")
+    # a name no account can have is refused, not asked of the database (PostgreSQL refuses NUL)
+    assert_error(client.delete("/api/v1/projects/mt/members/?username=%00"), 400, "username")
 
 
 def test_members_can_be_created_with_invite_links(manager, project):

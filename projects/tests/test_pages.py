@@ -1,15 +1,20 @@
 """Pages as people use them: home with progress, manager page, upload, auth pages."""
 
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import F
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.answers import submit_answers
+from annotation.models import Assignment
 from annotation.queue import next_unit
-from projects.models import Membership, Project
+from projects.models import Membership, Project, Unit
 from projects.services import import_project
 from projects.tests.factories import (
     LabFactory,
@@ -68,7 +73,62 @@ def test_home_shows_projects_with_progress(client, project):
     answer_next(project, other)
     client.force_login(manager)
     html = client.get(reverse("home")).content.decode()
-    assert "2 / 400 project annotations" in html
+    assert "2 / 400 answers given / needed" in html
+
+
+def progress_lines(html: str) -> dict[str, str]:
+    """The progress lines a page shows, by what they count (project, person)."""
+    found = re.findall(r'<span class="progress-text" data-progress="(\w+)">([^<]*)</span>', html)
+    return {kind: " ".join(text.split()) for kind, text in found}
+
+
+def test_the_pages_read_one_progress_for_one_project_state(client, project):
+    """Home, the annotator's project page and the dashboard count the same answers: each
+    unit needs num_annotators_per_item answers; a person's share is what they answered and
+    the units still open to them."""
+    project.config = {**project.config, "num_annotators_per_item": 2}
+    project.save()
+    first, second, third = (UserFactory(username=f"a{n}") for n in range(3))
+    for user in (first, second, third):
+        MembershipFactory(user=user, project=project)
+    unit = answer_next(project, first)
+    # the second annotator answers the same unit (now full) and one more
+    Assignment.objects.create(
+        unit=unit,
+        annotator=second,
+        project=project,
+        status=Assignment.Status.RESERVED,
+        leased_until=timezone.now() + timedelta(minutes=5),
+    )
+    Unit.objects.filter(pk=unit.pk).update(load=F("load") + 1)
+    items = unit.bws_tuple.item_ids
+    answer = {"overall_quality": {"best": items[0], "worst": items[1]}}
+    submit_answers(project=project, user=second, unit_id=unit.pk, answers=answer)
+    answer_next(project, second)
+    manager = UserFactory()
+    MembershipFactory(user=manager, project=project, role="manager")
+    project_line = "3 / 800 answers given / needed (0%)"
+    client.force_login(manager)
+    home = progress_lines(client.get(reverse("home")).content.decode())
+    dashboard_html = client.get(reverse("bws-dashboard", args=["mt"])).content.decode()
+    dashboard = progress_lines(dashboard_html)
+    assert home == dashboard == {"project": project_line}
+    assert "Each of the 400 units needs 2 answers (800 in all); 1 of them" in dashboard_html
+    # The third annotator answered nothing; one unit is full, so 399 are left for them.
+    client.force_login(third)
+    mine = "0 / 399 answered by you (0%) · 399 left for you"
+    home = progress_lines(client.get(reverse("home")).content.decode())
+    page = progress_lines(client.get(reverse("project-detail", args=["mt"])).content.decode())
+    assert home == page == {"project": project_line, "person": mine}
+    # The first answered the full unit: theirs, and 399 still open to them.
+    client.force_login(first)
+    page = progress_lines(client.get(reverse("project-detail", args=["mt"])).content.decode())
+    assert page["person"] == "1 / 400 answered by you (0%) · 399 left for you"
+    # The annotate page counts the person's share the same way.
+    client.get(reverse("project-instructions", args=["mt"]))  # read first
+    html = client.get(reverse("annotate", args=["mt"])).content.decode()
+    assert "Tuple 2 of 400" in html
+    assert progress_lines(html) == {"person": page["person"]}
 
 
 def test_progress_counts_each_unit_up_to_its_cap(project):
@@ -80,6 +140,7 @@ def test_progress_counts_each_unit_up_to_its_cap(project):
         answer_next(project, UserFactory(username=f"a{n}"))
     progress = project_progress([project])[project.pk]
     assert (progress.done, progress.total) == (3, 800)
+    assert (progress.units, progress.per_unit, progress.units_full) == (400, 2, 0)
 
 
 def test_manager_page_shows_config_items_tuples_members(client, project):

@@ -146,7 +146,7 @@ def test_each_type_reads_its_form_and_checks_the_answer(type_name):
         (
             "tiered_annotation",
             [{"start": 1, "end": 2, "label": "ok", "tier": "C"}],
-            "segment 1: tier must be one of A, B",
+            "Segment 1: the tier 'C' is not one of A, B",
         ),
     ],
 )

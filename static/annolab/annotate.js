@@ -100,18 +100,20 @@
   highlight();
 
   // ----- rows of segments and boxes
-  // A new row is the last one copied and emptied, made for "Add segment"/"Add box" and for
-  // the timeline (timeline.js asks with an "add-row" event: a drag swallows clicks).
+  // A new row is a copy of the table's empty row (its <template>), made for "Add
+  // segment"/"Add box" and for the timeline (timeline.js asks with an "add-row" event: a
+  // drag swallows clicks). The table shows only the rows the person made.
+  // A page without scripts offers a spare empty row to type into; here "Add" makes rows.
+  document.querySelectorAll("tr.spare-row").forEach(function (row) { row.remove(); });
+  document.querySelectorAll(".rows-scroll").forEach(function (wrap) {
+    wrap.hidden = !wrap.querySelector("tr.data-row");
+  });
   function addRow(table) {
-    var body = table.tBodies[0];
-    var last = body.querySelector("tr.data-row:last-child");
-    var row = last.cloneNode(true);
-    row.querySelectorAll("input").forEach(function (input) {
-      input.value = "";
-      input.removeAttribute("aria-invalid"); // a new row has no error yet
-    });
-    row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
-    body.appendChild(row);
+    var wrap = table.closest(".rows-scroll");
+    var template = wrap.querySelector("template.row-template");
+    var row = template.content.querySelector("tr.data-row").cloneNode(true);
+    table.tBodies[0].appendChild(row);
+    wrap.hidden = false;
     return row;
   }
   document.querySelectorAll(".add-row").forEach(function (button) {
@@ -125,18 +127,13 @@
     var table = event.target.closest("table[data-rows]");
     if (table) event.detail.row = addRow(table);
   });
-  // Remove takes the row away, or empties it when it is the last one.
+  // Remove takes the row away with its message; the table hides when no row is left.
   function removeRow(row) {
     var body = row.parentNode;
-    if (body.querySelectorAll("tr.data-row").length > 1) {
-      body.removeChild(row);
-    } else {
-      row.querySelectorAll("input").forEach(function (input) {
-        input.value = "";
-        input.removeAttribute("aria-invalid"); // a new row has no error yet
-      });
-      row.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
-    }
+    var next = row.nextElementSibling;
+    if (next && next.classList.contains("row-error-message")) body.removeChild(next);
+    body.removeChild(row);
+    if (!body.querySelector("tr.data-row")) body.closest(".rows-scroll").hidden = true;
   }
   form.addEventListener("click", function (event) {
     if (event.target.classList.contains("remove-row")) removeRow(event.target.closest("tr"));

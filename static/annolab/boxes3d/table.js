@@ -9,6 +9,11 @@ function fmt(value, digits) {
 }
 
 export const tableMethods = {
+  // The table's empty row (a <template>'s content): what "Add box" copies.
+  rowTemplate() {
+    return this.table.closest(".rows-scroll").querySelector("template.row-template").content;
+  },
+
   rows() {
     return Array.from(this.table.tBodies[0].querySelectorAll("tr.data-row"));
   },
@@ -79,10 +84,10 @@ export const tableMethods = {
     const x = window.scrollX, y = window.scrollY;
     if (this.addButton) this.addButton.click(); // the same path as the "Add box" button
     if (this.rows().length === before) {
-      const copy = this.rows()[before - 1].cloneNode(true);
-      copy.querySelectorAll("input").forEach((el) => (el.value = ""));
-      copy.querySelectorAll("select").forEach((el) => (el.selectedIndex = 0));
+      // no "Add box" button: the table's empty row, copied as annotate.js copies it
+      const copy = this.rowTemplate().querySelector("tr.data-row").cloneNode(true);
       this.table.tBodies[0].appendChild(copy);
+      this.table.closest(".rows-scroll").hidden = false;
     }
     window.scrollTo(x, y); // "Add box" moves focus to the new row; the view stays put
     this.bev.focus({ preventScroll: true });

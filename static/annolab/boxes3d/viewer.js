@@ -44,7 +44,7 @@ export class BoxViewer {
     this.message = root.querySelector(".boxes3d-message");
     this.info = root.querySelector(".boxes3d-info");
     this.labels = this.table
-      ? Array.from(this.table.querySelector('select[name$="__label"]').options)
+      ? Array.from(this.rowTemplate().querySelector('select[name$="__label"]').options)
           .map((o) => o.value)
           .filter(Boolean)
       : [];

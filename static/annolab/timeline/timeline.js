@@ -24,7 +24,8 @@ export class Timeline {
     this.zoomInButton = root.querySelector(".timeline-zoom-in");
     this.zoomOutButton = root.querySelector(".timeline-zoom-out");
     this.zoomLevel = 0; // 0: the whole media fits the lane
-    const first = this.body.querySelector("tr.data-row");
+    // the labels and tiers of the table's empty row (its <template>), there with no row yet
+    const first = this.table.closest(".rows-scroll").querySelector("template.row-template").content;
     this.labels = Array.from(this.cell(first, "label").options)
       .map((option) => option.value)
       .filter((value) => value !== "");
