@@ -110,9 +110,9 @@ def accuracy(target: Target, report, truth) -> float:
     return float(np.mean(report.answer == (truth[a] > truth[b])))
 
 
-def fit(study: Study, target: Target):
+def fit(study: Study, target: Target, targeted: bool = False):
     scores, intervals = calibrated(study.judgments(), METHOD)
-    report = target_report(scores.scores, intervals.std, target, draws=200)
+    report = target_report(scores.scores, intervals.std, target, draws=200, targeted=targeted)
     return scores.scores, intervals.std, report
 
 
@@ -144,7 +144,7 @@ def targeted(truth, seed, careless, target, goal, args):
             return None, report
         study.judge(rows)
         state = state.extended(rows)
-        scores, sd, report = fit(study, target)
+        scores, sd, report = fit(study, target, targeted=True)
         step += 1
     return study.spent, report
 

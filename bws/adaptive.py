@@ -285,6 +285,7 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     report = targets.target_report(
         u, sd, core_target(adaptive, project), appearances=state.appearances,
         extra_judgments=extra, tuple_size=state.tuple_size,
+        targeted=TupleBatch.objects.filter(project=project, number__gt=0).exists(),
     )  # fmt: skip
     status.update(
         run_id=run.pk,

@@ -10,7 +10,13 @@ from bws.core.choice_models import sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
-from bws.core.targets import Target, target_batch, target_report, target_values
+from bws.core.targets import (
+    TARGETED_SD_FACTOR,
+    Target,
+    target_batch,
+    target_report,
+    target_values,
+)
 
 N = 400
 MAX_APPEARANCES = 24
@@ -145,6 +151,17 @@ def test_the_top_k_answer_is_the_likeliest_set_not_the_highest_means():
     report = target_report(u, sd, Target("top_k", k=2), draws=20000)
     assert report.answer[1] and report.answer.sum() == 2
     assert report.expected_precision == pytest.approx(0.64, abs=0.02)
+
+
+def test_after_a_targeted_design_the_report_widens_its_sd_by_the_measured_factor():
+    u = np.linspace(2.0, -2.0, 20)
+    sd = np.full(20, 0.4)
+    target = Target("top_k", k=5)
+    plain = target_report(u, sd, target)
+    targeted = target_report(u, sd, target, targeted=True)
+    widened = target_report(u, sd * TARGETED_SD_FACTOR, target)
+    assert TARGETED_SD_FACTOR > 1 and targeted.expected_precision < plain.expected_precision
+    assert targeted.expected_precision == widened.expected_precision
 
 
 def test_said_right_with_probability_0_9_is_right_about_that_often():
