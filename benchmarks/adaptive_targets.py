@@ -1,7 +1,7 @@
 """Adaptive designs aimed at a target, against the balanced design, from the same start.
 
     python benchmarks/adaptive_targets.py [--items 1000] [--seeds 10]
-        [--targets top_k threshold comparisons] [--utilities normal t3 careless]
+        [--targets top_k threshold reference comparisons] [--utilities normal t3 careless]
 
 Simulated studies as in ``benchmarks/adaptive.py`` (tuples of 4, one MaxDiff judgment per
 tuple, Plackett-Luce with calibrated intervals), with a third kind of crowd: ``careless``,
@@ -11,9 +11,9 @@ seeds), and the target's design: a balanced start of ``--start`` appearances, th
 of ``--batch-share`` appearances per item from ``targets.target_batch`` on the current fit,
 until its accuracy reaches the reference (or 8 appearances are spent). Accuracy: for top_k
 (the top 10%), precision of the reported set; for threshold (above the 80th percentile of
-the truth, as a score), the share of items on the right side; for comparisons (20 pairs of
-items 0.3 sd apart in truth), the share of pairs in the right order. Printed: per target
-and crowd, the share of the balanced design's judgments each seed needed (median, worst),
+the truth, as a score) and reference (above the item at that percentile), the share of
+items on the right side; for comparisons (20 pairs of items 0.3 sd apart in truth), the
+share of pairs in the right order. Printed: per target and crowd, the share of the balanced design's judgments each seed needed (median, worst),
 and the calibration of the reported probability that the answer is right about an item.
 Figures, not assertions.
 """
@@ -91,6 +91,8 @@ def make_target(kind: str, truth: np.ndarray, rng) -> Target:
         return Target("top_k", k=max(1, n // 10))
     if kind == "threshold":
         return Target("threshold", score=float(np.quantile(truth, 0.8)))
+    if kind == "reference":  # the item at the truth's 80th percentile
+        return Target("threshold", reference=int(np.argsort(truth)[int(0.8 * n)]))
     pairs = []
     for a in rng.choice(n, size=PAIRS, replace=False):
         gap = np.abs(truth - truth[a] - PAIR_GAP * rng.choice([-1, 1]))
@@ -99,13 +101,22 @@ def make_target(kind: str, truth: np.ndarray, rng) -> Target:
     return Target("comparisons", pairs=tuple(pairs))
 
 
+def above(target: Target, truth) -> np.ndarray:
+    """Which items truly lie above the threshold (never the reference item itself)."""
+    if target.reference is None:
+        return truth > target.score
+    result = truth > truth[target.reference]
+    result[target.reference] = False
+    return result
+
+
 def accuracy(target: Target, report, truth) -> float:
     if target.kind == "top_k":
         true_top = np.zeros(truth.size, dtype=bool)
         true_top[np.argsort(-truth)[: target.k]] = True
         return float(np.mean(true_top[report.answer]))
     if target.kind == "threshold":
-        return float(np.mean(report.answer == (truth > target.score)))
+        return float(np.mean(report.answer == above(target, truth)))
     a, b = np.asarray(target.pairs).T
     return float(np.mean(report.answer == (truth[a] > truth[b])))
 
@@ -161,7 +172,7 @@ def calibration(reports, truths, targets) -> str:
             true_top[np.argsort(-truth)[: target.k]] = True
             correct = report.answer == true_top
         else:
-            correct = report.answer == (truth > target.score)
+            correct = report.answer == above(target, truth)
         said.append(report.membership)
         right.append(correct)
     said, right = np.concatenate(said), np.concatenate(right)
@@ -179,7 +190,9 @@ def main(argv=None) -> None:
     parser.add_argument("--batch-share", type=float, default=0.125, help="appearances a batch")
     parser.add_argument("--sharpness", type=float, default=None, help="default: the platform's")
     parser.add_argument("--useful-share", type=float, default=USEFUL_SHARE)
-    parser.add_argument("--targets", nargs="+", default=["top_k", "threshold", "comparisons"])
+    parser.add_argument(
+        "--targets", nargs="+", default=["top_k", "threshold", "reference", "comparisons"]
+    )
     parser.add_argument("--utilities", nargs="+", default=["normal", "t3", "careless"])
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
