@@ -76,11 +76,14 @@ def test_best_worst_hints_by_device(browser, live_server, tmp_path):
     assert not any(shown(phone, ".key-help")) and not any(shown(phone, ".choice-label kbd"))
     assert not phone.get_by_text("Enter submits", exact=True).is_visible()
     hint = phone.locator(".touch-help")
-    assert hint.is_visible() and hint.inner_text().startswith("Tap Best on one item")
+    assert hint.is_visible() and hint.inner_text().startswith(
+        "Tap the best and the worst item for each question"
+    )
     # and tapping chooses
     phone.locator('label[for="fluency-best-1"]').tap()
     assert phone.locator("#fluency-best-1").is_checked()
-    phone.screenshot(path=ARTIFACTS / "touch-bws.png", full_page=True)
+    # the screen only: a full-page capture drops the touch emulation while it draws
+    phone.screenshot(path=ARTIFACTS / "touch-bws.png")
 
 
 def test_timeline_hints_by_device(browser, live_server, timeline_project):
@@ -88,6 +91,9 @@ def test_timeline_hints_by_device(browser, live_server, timeline_project):
     keys = desk.locator(".timeline-keys").first
     assert "Space" in keys.inner_text() and "click it to select it" in keys.inner_text()
     assert "finger" not in keys.inner_text()
+    events = '.segment-timeline[data-for="events"]'
+    desk.locator(f"{events} .timeline-play-segment").click()  # nothing selected yet
+    assert "click it on the timeline" in desk.locator(f"{events} .timeline-status").inner_text()
 
     phone = open_as(browser, "touch", live_server, "tess", "/projects/speech/annotate/")
     keys = phone.locator(".timeline-keys").first
@@ -98,6 +104,8 @@ def test_timeline_hints_by_device(browser, live_server, timeline_project):
         and "tap it to select" in words
     )
     assert "Space" not in words and "click" not in words
+    phone.locator(f"{events} .timeline-play-segment").tap()
+    assert "tap it on the timeline" in phone.locator(f"{events} .timeline-status").inner_text()
     # as it says: a finger held a moment, then slid along the lane, marks a segment
     wave = phone.locator('.segment-timeline[data-for="events"] .timeline-wave').first
     wave.locator("canvas").first.wait_for()
@@ -116,4 +124,4 @@ def test_timeline_hints_by_device(browser, live_server, timeline_project):
     regions = phone.locator('.segment-timeline[data-for="events"] [part~="region"]')
     regions.first.wait_for()
     assert regions.count() == 1
-    phone.screenshot(path=ARTIFACTS / "touch-timeline.png", full_page=True)
+    phone.screenshot(path=ARTIFACTS / "touch-timeline.png")  # the screen, as for touch-bws
