@@ -13,6 +13,7 @@ from bws.models import BwsTuple, TupleBatch
 from projects.configuration.normal import ProjectConfig
 from projects.datafiles import LoadedData
 from projects.models import Unit
+from projects.notices import shorten
 from projects.services import project_folder, store_units
 
 
@@ -122,9 +123,7 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
             ]
         )
     _keep_tuple_file(project, rows)
-    if len(notes) > 20:
-        notes = notes[:20] + [f"... and {len(notes) - 20} more design notes"]
-    return TupleBuild(n_tuples=len(rows), notes=notes, summary=summary)
+    return TupleBuild(n_tuples=len(rows), notes=shorten(notes), summary=summary)
 
 
 def design_groups(data: LoadedData, bws) -> list[tuple[str, np.ndarray]]:

@@ -30,6 +30,7 @@ from projects.invites import (
     security_log,
 )
 from projects.models import Instance, Item, Membership, Unit
+from projects.notices import group_notices
 
 
 def _refused(response):
@@ -240,6 +241,7 @@ def project_detail(request, slug):
         {
             "project": project,
             "config": project.settings,
+            "notices": group_notices(project.notices),
             "progress": progress,
             "overview": overview,
             "items": items,

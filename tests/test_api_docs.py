@@ -103,6 +103,16 @@ def foreign_urls(text: str) -> list[str]:
     ]
 
 
+def test_the_docs_page_has_the_sites_header_and_a_way_back(logged_in):
+    html = logged_in.get(reverse("api-docs")).content.decode()
+    header = html[html.index('<header class="topbar">') : html.index("</header>")]
+    assert f'href="{reverse("home")}">My projects</a>' in header
+    assert "Log out" in header
+    back = re.search(r'<a href="([^"]+)">← Back to my projects</a>', html)
+    assert back and back.group(1) == reverse("home")
+    assert html.index("</header>") < html.index('id="redoc-container"')
+
+
 def test_the_docs_page_loads_nothing_from_another_host(logged_in):
     response = logged_in.get(reverse("api-docs"))
     assert response.status_code == 200

@@ -1,7 +1,8 @@
 """Every page of the demo, as a visitor, an annotator (anna) and a manager (admin), at 1280 px
 and at 390 px (a phone; visitors and annotators at 360 px too): no request answered 400 or
-worse or failing, no request to another host, no console error, and no horizontal scroll on
-the pages annotators and visitors see.
+worse or failing, no request to another host, no console error, no horizontal scroll on any
+page (a wide table scrolls inside its own box, the page does not), and no Python value (a
+list in brackets; on the manager's pages True, False or None) printed for a person.
 
 The pages are found the way a person finds them: from the home page (the login page for a
 visitor), following every link of the site; a link that is not a page (an export, a
@@ -147,7 +148,9 @@ class Crawl:
         watch.open = True
         settle(page, watch)
         if no_scroll:
-            wide, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            wide, inner = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
             if wide > inner:
                 watch.note(f"scrolls sideways: {wide} px of content in a {inner} px window")
         # A value printed the way Python writes a list or a dict: "['driver', 'passenger']"
@@ -156,6 +159,15 @@ class Crawl:
         )
         if python:
             watch.note(f"shows a Python value: {python}")
+        # Managers read the configuration: switches in words, not Python's (the API
+        # reference, a description of JSON, is left out).
+        if role == "manager" and "/api/" not in url:
+            word = page.evaluate(
+                "((document.querySelector('main') || document.body).innerText"
+                ".match(/.{0,40}\\b(True|False|None)\\b/) || [''])[0]"
+            )
+            if word:
+                watch.note(f"shows a Python word: {word}")
         self.seen_schemes.update(
             page.eval_on_selector_all(
                 "#annotate-form fieldset.scheme, #annotate-form .bws-table",
@@ -225,8 +237,8 @@ def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_ser
                 log_in(page, base, *account)
                 page.wait_for_url(f"{base}/")
                 seeds = ["/"]
-            # Annotators and visitors are on phones; managers' tables may scroll sideways.
-            visited[role, width] = crawl.run(seeds, role, width, no_scroll=role != "manager")
+            # No page scrolls sideways, a manager's included: its wide tables scroll in a box.
+            visited[role, width] = crawl.run(seeds, role, width, no_scroll=True)
             if role == "annotator":
                 schemes_seen |= crawl.seen_schemes
             if account is not None:
@@ -272,6 +284,17 @@ def test_every_demo_page_as_visitor_annotator_and_manager(browser_page, live_ser
     assert "/projects/mt-ranking/bws/" in manager_pages, summary
     assert "/projects/agreement-demo/admin/iaa" in manager_pages, summary
     assert "/api/docs/" in annotator_pages, summary
+    # The manager's pages, checked on a phone too (no sideways scroll)
+    for key in (
+        "/",
+        "/projects/mt-ranking/",
+        "/projects/mt-ranking/bws/",
+        "/projects/mt-ranking/quality/",
+        "/projects/agreement-demo/quality/",
+        "/api/docs/",
+    ):
+        assert key in visited["manager", 390], summary
+    assert "/projects/mt-ranking/export/?format=csv" in downloads, downloads
     for width in WIDTHS["annotator"]:
         assert set(visited["annotator", width]) == annotator_pages, summary
     print(f"demo loaded in {demo_setup:.0f} s; every page checked in {elapsed:.0f} s")

@@ -110,8 +110,25 @@ def test_training_feedback_and_the_quality_page(browser_page, live_server, tmp_p
     assert rows.filter(has_text="ana").get_by_text("likely random").count() == 0
     assert rows.filter(has_text="eve").get_by_text("reversed?").is_visible()
     page.screenshot(path=ARTIFACTS / "gold-quality.png", full_page=True)
+    # Exclude is a row's quiet action, outlined, not the page's filled blue button
+    exclude = dot.get_by_role("button", name="Exclude")
+    style = "b => { const s = getComputedStyle(b); return [s.backgroundColor, s.borderTopWidth]; }"
+    assert exclude.evaluate(style) == ["rgb(255, 255, 255)", "1px"]
+    # It asks first: answering Cancel leaves everything as it was
+    questions = []
+
+    def answer(dialog, accept):
+        questions.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda dialog: answer(dialog, False))
+    exclude.click()
+    page.wait_for_timeout(300)
+    assert questions and questions[0].startswith("Leave dot out?")
+    assert not Membership.objects.get(user__username="dot").excluded
+    page.once("dialog", lambda dialog: answer(dialog, True))
     with page.expect_navigation():
-        dot.get_by_role("button", name="Exclude").click()
+        exclude.click()
     assert page.get_by_text("dot is left out").is_visible()
     assert Membership.objects.get(user__username="dot").excluded
     page.screenshot(path=ARTIFACTS / "gold-quality-excluded.png", full_page=True)

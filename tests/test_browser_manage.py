@@ -74,6 +74,9 @@ def test_invite_scores_tab_and_api_docs(browser_page, live_server):  # noqa: F81
     page.get_by_text("List your projects").first.click()
     page.wait_for_timeout(500)
     page.screenshot(path=ARTIFACTS / "api-docs-projects.png")
+    # the site's header stays above the docs, with the way back to the projects
+    page.get_by_role("link", name="Back to my projects").click()
+    page.wait_for_url(f"{base}/")
 
     page.goto(f"{base}/")
     page.get_by_role("button", name="Log out maria").click()

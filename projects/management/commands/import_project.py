@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Lab
+from projects.notices import group_notices
 from projects.services import ProjectImportError, import_project
 
 
@@ -36,8 +37,8 @@ class Command(BaseCommand):
             )
         except ProjectImportError as exc:
             raise CommandError(f"project not imported:\n{exc}") from exc
-        for note in result.project.notices:
-            self.stderr.write(f"notice: {note}")
+        for notice in group_notices(result.project.notices):
+            self.stderr.write(f"notice: {notice.summary}")
         self.stderr.write(
             f"imported {result.project.name!r} into lab {result.project.lab.slug}: "
             f"{result.n_items} items, {result.n_instances} instances, {result.n_tuples} tuples"

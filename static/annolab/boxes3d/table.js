@@ -1,5 +1,6 @@
 // The table is the form: boxes are read from its rows, every change in a view is written
 // back into its inputs, and rows are added and removed through its own buttons.
+import { CLICK } from "../pointer-words.js";
 import { FIELDS } from "./constants.js";
 import { wrapAngle } from "./geometry.js";
 
@@ -141,7 +142,7 @@ export const tableMethods = {
       const n = this.points.length / 4;
       this.info.textContent =
         `${count} box${count === 1 ? "" : "es"} · ${n.toLocaleString("en")} points` +
-        (count ? " · click a box to select it" : " · drag on the ground to draw a box");
+        (count ? ` · ${CLICK} a box to select it` : " · drag on the ground to draw a box");
     }
   },
 };

@@ -1,5 +1,6 @@
 // Playing and keys: seeking every lane, playing a segment, marking a segment's start or
 // end at the playhead, labelling and removing the selected row, and "Use current time".
+import { CLICK } from "../pointer-words.js";
 import { round2, seconds } from "./clock.js";
 
 export const playbackMethods = {
@@ -42,7 +43,7 @@ export const playbackMethods = {
       this.seek(start);
       this.play(() => this.lanes[0].ws.play());
     } else {
-      this.say("Select a segment first: click it on the timeline or in the table.");
+      this.say(`Select a segment first: ${CLICK} it on the timeline or in the table.`);
     }
   },
 
