@@ -13,8 +13,9 @@ until its accuracy reaches the reference (or 8 appearances are spent). Accuracy:
 (the top 10%), precision of the reported set; for threshold (above the 80th percentile of
 the truth, as a score) and reference (above the item at that percentile), the share of
 items on the right side; for comparisons (20 pairs of items 0.3 sd apart in truth), the
-share of pairs in the right order. Printed: per target and crowd, the share of the balanced design's judgments each seed needed (median, worst),
-and the calibration of the reported probability that the answer is right about an item.
+share of pairs in the right order. Printed: per target and crowd, the share of the balanced
+design's judgments each seed needed (median, worst), and the calibration of the reported
+probability that the answer is right about an item.
 Figures, not assertions.
 """
 
