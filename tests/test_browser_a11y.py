@@ -88,9 +88,10 @@ class Axe:
         for name, violations in self.found.items():
             for v in violations:
                 targets = [json.dumps(n["target"]) for n in v["nodes"][:3]]
+                why = v["nodes"][0].get("failureSummary", "").replace("\n", " ")
                 lines.append(
                     f"{name}: {v['id']} ({v['impact']}) {v['help']}; {len(v['nodes'])} nodes, "
-                    f"first {', '.join(targets)}"
+                    f"first {', '.join(targets)}; {why}"
                 )
         return "\n".join(lines)
 
@@ -146,6 +147,9 @@ def test_annotator_and_participant_pages_pass_axe(webgl_page, live_server, tmp_p
     page.wait_for_url("**/projects/agreement-demo/annotate/*/")
     page.wait_for_selector('.boxes3d[data-state="ready"]')
     page.locator(".timeline-wave canvas").first.wait_for()
+    note = page.locator(".boxes3d-alternative")
+    assert note.is_visible()
+    assert "can be used instead of the 3D view" in note.inner_text()
     axe.check("clip-unit")
 
     # A crowd participant, from the panel's link to the completion code.
