@@ -132,6 +132,14 @@ def test_annotator_and_participant_pages_pass_axe(webgl_page, live_server, tmp_p
     open_work(page, f"{base}/projects/mt-ranking/annotate/", axe, "bws")
     page.wait_for_selector("#annotate-form")
     axe.check("bws-unit")
+    for key in "1w3q":  # best and worst of both dimensions: the chosen states are drawn
+        page.keyboard.press(key)
+    assert page.locator("#annotate-form input[type=radio]:checked").count() == 4
+    axe.check("bws-unit-chosen")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.locator("ul.messages").inner_text().strip() == "Saved."
+    axe.check("bws-unit-saved")
 
     open_work(page, f"{base}/projects/forms/annotate/", axe, "forms")
     for kind in ("radio", "checkbox", "textarea"):
