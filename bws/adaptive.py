@@ -51,12 +51,17 @@ DESIGN_BATCH_TASK = "bws.design_batch"
 # --------------------------------------------------------------------------- the design
 
 
-def core_target(adaptive: AdaptiveSettings, project: Project) -> targets.Target:
-    """The design's target over Item.index (item ids mapped, top_k's share made a count)."""
+def item_index(project: Project) -> dict[str, int]:
+    """The project's item ids to their Item.index."""
+    return dict(Item.objects.filter(project=project).values_list("item_id", "index"))
+
+
+def core_target(adaptive: AdaptiveSettings, index: dict[str, int]) -> targets.Target:
+    """The design's target over Item.index (``index``: item_index; item ids mapped, top_k's
+    share made a count)."""
     kind = str(adaptive.target)
     if adaptive.target == AdaptiveTarget.RANKING:
         return targets.Target()
-    index = dict(Item.objects.filter(project=project).values_list("item_id", "index"))
     if adaptive.target == AdaptiveTarget.TOP_K:
         return targets.Target(kind, k=adaptive.count(len(index)))
     if adaptive.target == AdaptiveTarget.THRESHOLD:
@@ -135,7 +140,7 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
         # A narrow target's batch holds the items that matter to it; never topped up with
         # fillers, and the design goes on while any item still matters.
         rows = targets.target_batch(
-            u, sd, state, core_target(adaptive, project),
+            u, sd, state, core_target(adaptive, item_index(project)),
             batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed,
         )  # fmt: skip
         want = min(rows.shape[0], adaptive.batch_tuples) if rows.size else adaptive.batch_tuples
@@ -274,7 +279,8 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     """The target in words and, for a narrow one, what the newest fit says of its answer:
     the expected share of it that is right, the chance that all of it is, and the same
     after one more batch's judgments (bws.core.targets.target_report)."""
-    n_items = Item.objects.filter(project=project).count()
+    index = item_index(project)
+    n_items = len(index)
     status = {"kind": str(adaptive.target), "words": adaptive.describe(n_items)}
     run = _newest_ok_run(project)
     if adaptive.target == AdaptiveTarget.RANKING or run is None or n_items < 2:
@@ -282,14 +288,15 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     u, sd = fit_arrays(run, n_items)
     state = design_state(project)
     extra = adaptive.batch_tuples
+    target = core_target(adaptive, index)
     report = targets.target_report(
-        u, sd, core_target(adaptive, project), appearances=state.appearances,
+        u, sd, target, appearances=state.appearances,
         extra_judgments=extra, tuple_size=state.tuple_size,
         targeted=TupleBatch.objects.filter(project=project, number__gt=0).exists(),
     )  # fmt: skip
     status.update(
         run_id=run.pk,
-        answer=_answer_rows(project, report, core_target(adaptive, project)),
+        answer=_answer_rows({i: item for item, i in index.items()}, report, target),
         precision=report.expected_precision,
         all_right=report.all_right,
         extra=extra,
@@ -302,11 +309,11 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
 ANSWER_ROWS = 50
 
 
-def _answer_rows(project: Project, report: targets.TargetReport, target) -> list[dict]:
-    """The answer in item ids, the surest first (at most ANSWER_ROWS): for top_k and
-    threshold the items in it with the probability that each belongs; for comparisons each
-    pair in the fit's order with the probability that the order is right."""
-    ids = dict(Item.objects.filter(project=project).values_list("index", "item_id"))
+def _answer_rows(ids: dict[int, str], report: targets.TargetReport, target) -> list[dict]:
+    """The answer in item ids (``ids``: Item.index to item id), the surest first (at most
+    ANSWER_ROWS): for top_k and threshold the items in it with the probability that each
+    belongs; for comparisons each pair in the fit's order with the probability that the
+    order is right."""
     if report.kind == "comparisons":
         rows = []
         for (a, b), ahead, p in zip(target.pairs, report.answer, report.membership, strict=True):
