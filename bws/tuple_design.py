@@ -60,6 +60,12 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
                 f"tuple_generation.adaptive names items that are not in the data: {shown}"
                 + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
             )
+        k = bws.adaptive.k
+        if k is not None and k >= 1 and k >= len(index_of):
+            raise design.DesignError(
+                f"tuple_generation.adaptive.k: the top {int(k)} of {len(index_of)} items is "
+                "every item; give fewer, or a share below 1"
+            )
     rows: list[tuple[int | None, list[str]]] = []
     notes: list[str] = []
     if not bws.items_key and bws.group_key:

@@ -95,6 +95,25 @@ def test_items_the_data_does_not_hold_are_refused_at_import(tmp_path, settings, 
         import_project(config_path=config, slug="wrong")
 
 
+def test_a_top_k_of_every_item_is_refused_at_import(tmp_path, settings):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    config, _ = write_study(
+        tmp_path / "all", adaptive_block=block(TARGETS["top_k"].replace("0.25", "40"))
+    )
+    with pytest.raises(Exception, match="the top 40 of 40 items is every item"):
+        import_project(config_path=config, slug="all")
+
+
+def test_more_than_the_limit_of_pairs_is_refused(tmp_path):
+    pairs = ", ".join([f"[i{a:02d}, i{a + 1:02d}]" for a in range(39)] * 26)  # 1,014 pairs
+    config, _ = write_study(
+        tmp_path / "many",
+        adaptive_block=block(f"        target: comparisons\n        comparisons: [{pairs}]\n"),
+    )
+    with pytest.raises(ConfigError, match="must list from 1 to 1000 pairs, got 1014"):
+        load_config(config)
+
+
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_every_target_runs_through_the_queue_keeping_the_design_rules(
     tmp_path, settings, django_capture_on_commit_callbacks, name
