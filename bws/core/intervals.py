@@ -30,6 +30,7 @@ from scipy.special import expit, ndtri, stdtrit
 
 from bws.core import annotator_model
 from bws.core.choice_models import model_for
+from bws.core.hyperprior import INTEGRATE_BELOW_ITEMS, integrate_prior
 from bws.core.judgments import Judgments
 from bws.core.newton import fit_model
 from bws.core.scores import Scores, counting_scores, item_counts
@@ -420,6 +421,11 @@ def model_intervals(
                 joint.scores,
                 joint.variance,
             )
+        elif 2 < np.count_nonzero(scores.appearances) < INTEGRATE_BELOW_ITEMS:
+            # Few items: the prior's variance is integrated out, not plugged in.
+            mixed = integrate_prior(model, item_counts(judgments), temper=temper, start=scores)
+            scores, variance = mixed.scores, mixed.variance
+            shrinkage = replace(shrinkage, prior_variance=mixed.prior_variance)
     else:
         alpha = temper * penalty(prior_variance)
         scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=weak.scores)
