@@ -130,6 +130,7 @@ SLOW_TESTS = {
     "tests/test_migrations.py": 8,
     "tests/security/test_production.py": 4,
     "bws/tests/test_scoring.py::test_bradley_terry_agrees_with_choix": 12,
+    "bws/tests/test_small_study.py::test_intervals_of_studies_of_10_and_20_items": 12,
     "bws/tests/test_cli_scoring.py": 4,
     "bws/tests/test_scheduling.py": 4,
     "tests/test_static_files.py": 3,

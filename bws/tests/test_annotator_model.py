@@ -155,3 +155,23 @@ def test_the_scaled_models_derivatives_match_finite_differences(method):
     first, _ = model.sensitivity_terms(x, scale)
     rows = lambda s: model.log_likelihood_rows(x, s)  # noqa: E731
     np.testing.assert_allclose(first, (rows(scale + h) - rows(scale - h)) / (2 * h), atol=1e-6)
+
+
+@pytest.mark.parametrize("rep", [3, 9, 11])
+def test_few_judgments_per_annotator_still_open_the_joint_fit(rep, monkeypatch):
+    # 50 annotators of 10 judgments each, 20% clicking at random (the seeds of
+    # benchmarks/careless_coverage.py): the test had p 0.011-0.062 in these studies, so a
+    # gate at 0.01 kept the pooled fit, whose intervals held 0.82-0.85 of the true
+    # utilities; the joint fit's hold 0.94-0.96.
+    from benchmarks.careless_coverage import simulate as careless_study
+
+    seed = 7919 * rep + 13
+    sensitivity = np.ones(50)
+    sensitivity[np.random.default_rng(seed + 1).permutation(50)[:10]] = 0.0
+    judgments, truth, _ = careless_study(250, 1, 50, sensitivity, seed)
+    assert judgments.n_judgments == 500  # 10 per annotator on average
+    scores, intervals = calibrated(judgments, "plackett_luce")
+    _, plain = pooled(judgments, "plackett_luce", monkeypatch)
+    assert intervals.reliability.joint
+    assert covered(plain, truth) < 0.9
+    assert covered(intervals, truth) > 0.93
