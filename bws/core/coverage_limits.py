@@ -28,24 +28,20 @@ DESIGN_WORDS = {
     "adaptive": "designed from the current fit (adaptive batches)",
 }
 
-# Studies with few items. The model fits estimate their prior's variance from the items
-# themselves, and from a handful it is often far too small, which shrinks every score too
-# hard and makes the intervals too short. Measured by `python benchmarks/coverage.py
-# --small --reps 20` (tuples of 4; 4, 8 and 16 appearances per item; one or three
-# judgments per tuple; annotators who agree; at least 2,500 intervals per cell; the table
-# in benchmarks/RESULTS.md, "Interval coverage"): per method, every cell from
-# SMALL_STUDY_ITEMS items up was in the band, and SMALL_STUDY_COVERAGE is the range over
-# the cells below it.
-# * Bradley-Terry: 0.809-0.936 at 6 and 10 items; 0.928-0.945 at 20, where 0.928 alone
-#   is outside the band, but a rerun of 500 studies per cell gave 0.920 and 0.929 at 4
-#   appearances and 0.927 at 8 with one judgment per tuple: a real miss, not noise;
-#   0.938-0.959 at 40 and 100.
-# * Plackett-Luce: 0.833-0.950 at 6 and 10 items (6 of 12 cells in the band), 0.943-0.969
-#   from 20 up.
-# * Counting: 0.940-0.965 in every cell from 6 items up: no limit (smaller studies were
-#   not measured).
-SMALL_STUDY_ITEMS = {"bradley_terry": 40, "plackett_luce": 20}
-SMALL_STUDY_COVERAGE = {"bradley_terry": "0.809-0.945", "plackett_luce": "0.833-0.950"}
+# Studies with few items: a method listed here was measured to miss the band below its
+# item count, and every interval of such a study is marked approximate with the measured
+# range. Measured by `python benchmarks/coverage.py --small --reps 20` (tuples of 4; 4, 8
+# and 16 appearances per item; one or three judgments per tuple; annotators who agree; at
+# least 2,500 intervals per cell; the table in benchmarks/RESULTS.md, "Interval
+# coverage"). With the prior's variance plugged in, Bradley-Terry covered 0.809-0.945 under
+# 40 items and Plackett-Luce 0.833-0.950 under 20, and both were listed (40 and 20). Since
+# the prior's variance is integrated out below 40 items (bws/core/hyperprior.py) every cell
+# from 6 items up is in the band, 0.943-0.968 (Plackett-Luce at 40 and 100 items 0.954-0.972,
+# its two highest cells above 0.97 by 0.001-0.002, one standard error: wider, not shorter),
+# and counting's 0.940-0.965 always were. No method is listed; smaller studies were not
+# measured.
+SMALL_STUDY_ITEMS: dict[str, int] = {}
+SMALL_STUDY_COVERAGE: dict[str, str] = {}
 
 
 def small_study_items(method: str | None) -> int:

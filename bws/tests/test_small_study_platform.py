@@ -1,12 +1,15 @@
-"""A small study's intervals read as approximate wherever scores are shown: the run's
-stored warnings and statistics text, the dashboard's ≈ mark, the API's
-interval_approximate and the file-mode score and stats commands."""
+"""Where a method's intervals were measured to miss the band below an item count
+(coverage_limits; none is now, so the former limits are patched in), a small study's
+intervals read as approximate wherever scores are shown: the run's stored warnings and
+statistics text, the dashboard's ≈ mark, the API's interval_approximate and the file-mode
+score and stats commands. Without a limit, a study of 6 items is shown plain."""
 
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from bws import cli
+from bws.core import coverage_limits
 from bws.core.coverage_limits import SMALL_STUDY_COVERAGE, small_study_message
 
 from .test_cli_scoring import make_study
@@ -16,8 +19,19 @@ from .test_runs import study  # noqa: F401  (fixture)
 SYSTEMS = [f"sys_{c}" for c in "abcdef"]
 
 
+@pytest.fixture
+def limited(monkeypatch):
+    """The limits measured before the prior's variance was integrated out."""
+    for method, items, measured in (
+        ("bradley_terry", 40, "0.809-0.945"),
+        ("plackett_luce", 20, "0.833-0.950"),
+    ):
+        monkeypatch.setitem(coverage_limits.SMALL_STUDY_ITEMS, method, items)
+        monkeypatch.setitem(coverage_limits.SMALL_STUDY_COVERAGE, method, measured)
+
+
 @pytest.mark.django_db
-def test_a_project_of_6_items_shows_every_interval_approximate(study, client):  # noqa: F811
+def test_a_project_of_6_items_shows_every_interval_approximate(study, client, limited):  # noqa: F811
     project, run = scored_run(study, method="bradley_terry")
     assert run.parameters["interval_method"] == "calibrated"
     message = small_study_message(6, "bradley_terry")
@@ -47,7 +61,7 @@ def test_a_project_of_6_items_shows_every_interval_approximate(study, client):  
 
 
 @pytest.mark.django_db
-def test_a_counting_run_of_the_same_project_is_not_marked_for_its_size(study, client):  # noqa: F811
+def test_a_counting_run_of_the_same_project_is_not_marked_for_its_size(study, client, limited):  # noqa: F811
     project, run = scored_run(study, method="counting")
     assert not any("simulations of studies" in m for m in run.diagnostics["messages"])
     user = manager(project)
@@ -57,7 +71,7 @@ def test_a_counting_run_of_the_same_project_is_not_marked_for_its_size(study, cl
     assert " to " in row and "\u2248" not in row
 
 
-def test_the_score_and_stats_commands_warn_of_a_study_of_10_items(tmp_path, capsys):
+def test_the_score_and_stats_commands_warn_of_a_study_of_10_items(tmp_path, capsys, limited):
     config, _, _ = make_study(tmp_path, n_items=10, method="plackett_luce")
     assert cli.main(["score", "--config", str(config)]) == 0
     err = capsys.readouterr().err
@@ -68,3 +82,15 @@ def test_the_score_and_stats_commands_warn_of_a_study_of_10_items(tmp_path, caps
     assert len(top) == 5 and all("(\u2248\u00b1" in line for line in top)
     warnings = " ".join(text.split("Warnings:\n", 1)[1].split())
     assert small_study_message(10, "plackett_luce") in warnings
+
+
+@pytest.mark.django_db
+def test_without_a_limit_a_project_of_6_items_is_shown_plain(study, client):  # noqa: F811
+    project, run = scored_run(study, method="bradley_terry")
+    assert not any("simulations of studies" in m for m in run.diagnostics["messages"])
+    user = manager(project)
+    client.force_login(user)
+    html = client.get(reverse("bws-dashboard", args=["mt"])).content.decode()
+    for item_id in SYSTEMS:
+        row = row_of(html, item_id)
+        assert " to " in row and "only 6 items" not in row
