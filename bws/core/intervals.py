@@ -1,7 +1,8 @@
 """Calibrated intervals and data-driven shrinkage for best-worst scores.
 
 The model fits (Bradley-Terry, Plackett-Luce) take a normal prior on the utilities whose
-variance is estimated from the data (empirical Bayes), and report posterior intervals
+variance is estimated from the data (empirical Bayes; below INTEGRATE_BELOW_ITEMS shown
+items integrated out instead, bws/core/hyperprior.py), and report posterior intervals
 (a Laplace approximation: the penalised fit plus or minus z times the square root of the
 inverse Hessian's diagonal); Plackett-Luce's, whose target is the utilities annotators
 share, also allow for annotators who differ from each other (``annotator_spread``).
