@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from projects.configuration.texts import gettext
+
 
 @dataclass(frozen=True)
 class AnswerLimits:
@@ -237,7 +239,7 @@ def choice_message(where: str, what: str, value: Any, choices: list[str]) -> str
 def check_one_label(value: Any, labels: list[str]) -> str:
     """A single choice among the labels (radio)."""
     if not isinstance(value, str) or value not in labels:
-        raise ValueError(f"choose one of: {', '.join(labels)}")
+        raise ValueError(gettext("choose one of: %(labels)s") % {"labels": ", ".join(labels)})
     return value
 
 
