@@ -9,9 +9,16 @@ English catalogue only, so they stay English rather than half translated.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.cache import cache
+from django.db.models.signals import post_save
+from django.dispatch import receiver
 from django.utils import translation
 
 from projects.models import Project
+
+# Kept in the cache so that a page costs no extra statement; a saved project drops its entry.
+CACHE_SECONDS = 300
+NONE = "-"
 
 # URL names of the pages annotators and crowd participants see.
 PEOPLE_PAGES = frozenset(
@@ -38,11 +45,24 @@ PEOPLE_PAGES = frozenset(
 )
 
 
+def _key(slug: str) -> str:
+    return f"project-language:{slug}"
+
+
 def project_language(slug: str) -> str | None:
     """The project's configured language code, or None (unknown project, none set)."""
-    config = Project.objects.filter(slug=slug).values_list("config", flat=True).first()
-    code = (config or {}).get("language") if isinstance(config, dict) else None
-    return code if code in dict(settings.LANGUAGES) else None
+    code = cache.get(_key(slug))
+    if code is None:
+        config = Project.objects.filter(slug=slug).values_list("config", flat=True).first()
+        code = (config or {}).get("language") if isinstance(config, dict) else None
+        code = code if code in dict(settings.LANGUAGES) else NONE
+        cache.set(_key(slug), code, CACHE_SECONDS)
+    return None if code == NONE else code
+
+
+@receiver(post_save, sender=Project, dispatch_uid="project-language-cache")
+def _forget(sender, instance: Project, **kwargs) -> None:
+    cache.delete(_key(instance.slug))
 
 
 class ProjectLanguage:

@@ -80,10 +80,10 @@ def sizes(text: PerLanguage) -> list[tuple[str, str]]:
 def gettext(message: str) -> str:
     """``message`` in the active language where Django runs (a page, the API), as written
     where it does not (the command line): answer checks run in both."""
-    from django.conf import settings
+    from django.conf import settings  # at call time: the command line never loads Django
 
     if not settings.configured:
         return message
-    from django.utils.translation import gettext as translate
+    from django.utils.translation import gettext as translate  # likewise
 
     return translate(message)
