@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 
 from annotation import unit_page
 from annotation.annotation_files import EXPORT_TYPES, export_file
@@ -224,7 +225,7 @@ def annotate_unit(request, slug, unit_id):
         messages.error(request, str(exc))
     else:
         # Said on the next unit's page, so the annotator knows the last one was kept.
-        messages.success(request, "Saved.")
+        messages.success(request, gettext("Saved."))
     # A participant goes straight to their next step (the next unit, reserved for them now,
     # or the completion code), as their flow would send them (crowds answers next_page).
     page = people.next_page(request)
