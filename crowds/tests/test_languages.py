@@ -126,14 +126,16 @@ def test_the_script_catalogue_follows_the_page(db):
 # --------------------------------------------------------------------------- the config
 
 
-def _config(tmp_path, extra: str = "", scheme: str = "description: Is it polite"):
+def _config(tmp_path, extra: str = "", scheme: str = "description: x, labels: [a, b]"):
     (tmp_path / "d.jsonl").write_text('{"id": "u0", "text": "T"}\n')
-    text = HEAD.replace("description: Is it polite", scheme) + extra
+    text = HEAD.replace("description: Is it polite, labels: [yes_, no_]", scheme) + extra
     return parse_config(yaml.safe_load(text), base_dir=tmp_path)
 
 
 def test_a_text_may_be_given_per_language(tmp_path):
-    config = _config(tmp_path, scheme="description: {en: Is it polite, de: Ist es höflich}")
+    config = _config(
+        tmp_path, scheme="description: {en: Is it polite, de: Ist es höflich}, labels: [a, b]"
+    )
     assert config.schemes[0].description == {"en": "Is it polite", "de": "Ist es höflich"}
     assert pick(config.schemes[0].description, "de") == "Ist es höflich"
     assert pick(config.schemes[0].description, "de-AT") == "Ist es höflich"
@@ -145,13 +147,58 @@ def test_a_text_may_be_given_per_language(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "scheme", "words"),
     [
-        ("language: jp\n", "description: x", "'jp' is not a language this platform shows"),
-        ("", "description: {en: x, klingon: y}", "'klingon' is not a language"),
-        ("", "description: {}", "at least one language"),
-        ("", "description: {en: [x]}", "the en text must be a text"),
+        (
+            "language: jp\n",
+            "description: x, labels: [a]",
+            "'jp' is not a language this platform shows",
+        ),
+        ("", "description: {en: x, klingon: y}, labels: [a]", "'klingon' is not a language"),
+        ("", "description: {}, labels: [a]", "at least one language"),
+        ("", "description: {en: [x]}, labels: [a]", "the en text must be a text"),
     ],
 )
 def test_a_wrong_language_or_text_is_refused_by_name(tmp_path, extra, scheme, words):
     with pytest.raises(ConfigError) as refused:
         _config(tmp_path, extra, scheme)
     assert words in str(refused.value)
+
+
+LABELLED = """task_name: Crowd study
+language: de
+data_files: [d.jsonl]
+annotation_schemes:
+  - annotation_type: radio
+    name: q
+    description: {en: Is it polite, de: Ist es höflich}
+    labels:
+      - {name: yes_, text: {en: "Yes", de: "Ja"}}
+      - {name: no_, text: {en: "No", de: "Nein"}}
+"""
+
+
+def test_a_label_shows_its_text_in_the_pages_language_and_stores_its_name(db, tmp_path):
+    from annotation.models import Annotation
+    from projects.services import import_project
+
+    (tmp_path / "d.jsonl").write_text('{"id": "u0", "text": "Danke!"}\n')
+    (tmp_path / "c.yaml").write_text(LABELLED)
+    project = import_project(config_path=tmp_path / "c.yaml", slug="labelled").project
+    user = UserFactory()
+    MembershipFactory(project=project, user=user)
+    client = Client()
+    client.force_login(user)
+    page = client.get(reverse("annotate", args=[project.slug]), follow=True).content.decode()
+    assert 'value="yes_"' in page and "> Ja</label>" in page and "> Nein</label>" in page
+    assert "Ist es höflich" in page
+    action = re.search(r'<form method="post" action="([^"]+)" id="annotate-form"', page)[1]
+    assert client.post(action, {"q": "yes_"}).status_code == 302
+    assert Annotation.objects.get(annotator=user).value == "yes_"
+
+
+def test_a_label_text_must_be_a_text(tmp_path):
+    with pytest.raises(ConfigError) as refused:
+        _config(
+            tmp_path,
+            scheme="description: x, labels: [{name: a, text: {xx: y}}, b]",
+        )
+    assert "labels[0].text" in str(refused.value) and "'xx' is not a language" in str(refused.value)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
 from projects.configuration.fields import problem
 from projects.configuration.issues import nearest, type_name
@@ -51,6 +52,17 @@ def _per_language(value: Any) -> Any:
 
 
 Localized = Annotated[PerLanguage, BeforeValidator(_per_language)]
+
+
+def checked_text(value: Any) -> str | None:
+    """Why ``value`` is not a text or a text per language, or None when it is."""
+    try:
+        _per_language(value)
+    except PydanticCustomError as refusal:
+        return refusal.context["reason"]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "must not be empty"
+    return None
 
 
 def language_code(value: Any) -> Any:

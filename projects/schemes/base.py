@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from projects.configuration.texts import gettext
+from projects.configuration.texts import gettext, pick
 
 
 @dataclass(frozen=True)
@@ -211,6 +211,15 @@ def label_names(options: dict) -> list[str]:
         label["name"] if isinstance(label, dict) else str(label)
         for label in options.get("labels") or []
     ]
+
+
+def label_texts(options: dict, language: str | None) -> dict[str, str]:
+    """Label name -> the text people read in ``language``, for labels that give one."""
+    return {
+        label["name"]: pick(label["text"], language)
+        for label in options.get("labels") or []
+        if isinstance(label, dict) and label.get("text")
+    }
 
 
 def number(value: Any) -> bool:

@@ -15,3 +15,10 @@ def localized(text):
     if isinstance(text, str):
         return gettext(text) if text else text
     return pick(text, get_language())
+
+
+@register.filter
+def label_text(name, texts):
+    """``{{ label|label_text:view.label_texts }}``: the text a label shows (its name when
+    the config gives none)."""
+    return (texts or {}).get(name, name)
