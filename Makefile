@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test browser-check install lint format serve worker clean
+.PHONY: demo test browser-check install lint format serve worker clean messages
 
 # pip's own output is a few lines per package; PIP_STEPS folds it into one line that counts
 # the packages fetched (pip's errors go to stderr and are shown as they are).
@@ -79,3 +79,12 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) var staticfiles db.sqlite3 *.egg-info examples/agreement_demo/media
+
+# The translation catalogues (locale/): extract the marked strings into every language's .po
+# file, then compile the .mo files the server reads (both need GNU gettext).
+messages: $(STAMP)
+	@for domain in django djangojs; do DEBUG=1 $(BIN)/python manage.py makemessages -d $$domain \
+	  -l de -l pt -l it -l es -l fr -l ar --no-obsolete --no-location --ignore=.venv \
+	  --ignore=staticfiles --ignore=static/vendor --ignore=var --ignore=benchmarks \
+	  --ignore=examples --ignore=node_modules --verbosity 0; done
+	@DEBUG=1 $(BIN)/python manage.py compilemessages --verbosity 0 --ignore=.venv

@@ -4,10 +4,12 @@ open again from every unit page."""
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.translation import get_language
 
 from annotation.instructions import mark_seen, render_instructions
 from projects import selectors
 from projects.access import visible_project_or_404
+from projects.configuration.texts import pick
 
 
 @login_required
@@ -17,7 +19,8 @@ def project_instructions(request, slug):
     if selectors.project_role(request.user, project) is None:
         raise Http404("No such project.")
     mark_seen(request.session, project)
-    text = project.settings.instructions
+    config = project.settings
+    text = pick(config.instructions, get_language(), config.language)
     return render(
         request,
         "annotation/instructions.html",

@@ -2,6 +2,7 @@
 progress, answers and the order they gave them in."""
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.translation import gettext
 
 from projects.models import Project, Unit
 from projects.selectors import Progress
@@ -53,7 +54,7 @@ def my_progress(
     # Attention checks come on top of the quota and are counted like any unit, so the
     # progress a check adds is the progress any unit adds (crowds.attention_checks).
     total = max(people.units_planned(project, user, assigned), done)
-    return Progress(done=done, total=total, label="answered by you", left=total - done)
+    return Progress(done=done, total=total, label=gettext("answered by you"), left=total - done)
 
 
 def open_units_for(project: Project, user, *, limit: int) -> int:

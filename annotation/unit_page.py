@@ -12,6 +12,7 @@ from functools import cache
 
 from django.db import connection
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from annotation.models import Assignment
 from projects import hot_sql
@@ -162,8 +163,10 @@ def completed_count(project: Project, user) -> int:
 # --------------------------------------------------------------------------- numbers
 
 
-def _noun(unit: Unit) -> str:
-    return "Tuple" if unit.kind == Unit.Kind.TUPLE else "Item"
+def _named(unit: Unit, number: int) -> str:
+    if unit.kind == Unit.Kind.TUPLE:
+        return gettext("Tuple %(number)s") % {"number": number}
+    return gettext("Item %(number)s") % {"number": number}
 
 
 def is_training(unit: Unit) -> bool:
@@ -190,9 +193,13 @@ def heading(project: Project, user, unit: Unit, *, answered: Assignment | None, 
     the k-th unit they were handed, a check the same as any unit; never the unit's place in
     the project, which would tell a check (made after the others) from an ordinary unit."""
     if is_training(unit):
-        return "Training unit"
+        return gettext("Training unit")
     number = progress.done + 1 if answered is None else _answered_before(project, user, answered)
-    return f"{_noun(unit)} {number} of {progress.total}"
+    if unit.kind == Unit.Kind.TUPLE:
+        text = gettext("Tuple %(number)s of %(total)s")
+    else:
+        text = gettext("Item %(number)s of %(total)s")
+    return text % {"number": number, "total": progress.total}
 
 
 def numbered(assignments, done: int) -> list[tuple[Assignment, str]]:
@@ -201,8 +208,8 @@ def numbered(assignments, done: int) -> list[tuple[Assignment, str]]:
     rows = []
     for assignment in assignments:
         if is_training(assignment.unit):
-            rows.append((assignment, "Training unit"))
+            rows.append((assignment, gettext("Training unit")))
             continue
-        rows.append((assignment, f"{_noun(assignment.unit)} {done}"))
+        rows.append((assignment, _named(assignment.unit, done)))
         done -= 1
     return rows

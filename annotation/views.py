@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language, gettext
 
 from annotation import unit_page
 from annotation.annotation_files import EXPORT_TYPES, export_file
@@ -20,7 +21,7 @@ from projects.content_policy import allow_waveform_style
 from projects.downloads import attachment
 from projects.models import Unit
 from projects.schemes import scheme_type
-from projects.schemes.base import label_names
+from projects.schemes.base import label_names, label_texts
 from projects.validation import AnswerError
 
 from . import selectors
@@ -53,6 +54,7 @@ def scheme_views(project, payload, answers, posted=None, refused=None):
             "options": options,
             "value": value,
             "labels": label_names(options),
+            "label_texts": label_texts(options, get_language()),
             "field": scheme["name"],
             "template": kind.template,
             "together": kind.together,
@@ -224,7 +226,7 @@ def annotate_unit(request, slug, unit_id):
         messages.error(request, str(exc))
     else:
         # Said on the next unit's page, so the annotator knows the last one was kept.
-        messages.success(request, "Saved.")
+        messages.success(request, gettext("Saved."))
     # A participant goes straight to their next step (the next unit, reserved for them now,
     # or the completion code), as their flow would send them (crowds answers next_page).
     page = people.next_page(request)

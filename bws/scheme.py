@@ -24,6 +24,7 @@ from bws.configuration.vocabulary import (
 from projects.configuration.fields import Flag
 from projects.configuration.fields import Text as TextField
 from projects.configuration.scheme_options import SchemeEntry
+from projects.configuration.texts import Localized, gettext
 from projects.schemes.base import SchemeType, short
 
 
@@ -32,8 +33,8 @@ class BwsOptions(SchemeEntry):
 
     items_key: TextField | None = None
     tuple_size: TupleSize | None = None
-    best_label: TextField = DEFAULT_BEST_LABEL
-    worst_label: TextField = DEFAULT_WORST_LABEL
+    best_label: Localized = DEFAULT_BEST_LABEL
+    worst_label: Localized = DEFAULT_WORST_LABEL
     show_item_labels: Flag = True
     randomize_order: Flag = False
     show_source: Flag = False
@@ -101,13 +102,16 @@ class BestWorst(SchemeType):
             raise ValueError('give {"best": ITEM_ID, "worst": ITEM_ID}')
         best, worst = value.get("best"), value.get("worst")
         if best in (None, "") or worst in (None, ""):
-            missing = " and ".join(k for k in ("best", "worst") if value.get(k) in (None, ""))
-            raise ValueError(f"choose the {missing} item")
+            if best in (None, "") and worst in (None, ""):
+                raise ValueError(gettext("choose the best and worst item"))
+            if best in (None, ""):
+                raise ValueError(gettext("choose the best item"))
+            raise ValueError(gettext("choose the worst item"))
         for key, chosen in (("best", best), ("worst", worst)):
             if not isinstance(chosen, str | int) or str(chosen) not in unit.items:
                 raise ValueError(f"{key} item {short(chosen)} is not in this tuple")
         if str(best) == str(worst):
-            raise ValueError("best and worst must be different items")
+            raise ValueError(gettext("best and worst must be different items"))
         return {"best": str(best), "worst": str(worst)}
 
     @classmethod

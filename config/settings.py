@@ -76,12 +76,16 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The browser's language (Accept-Language), then the project's own `language:` on its
+    # annotator and participant pages (projects/language.py).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # A participant session opens its own study's pages only (crowds/participants.py).
     "crowds.participants.ParticipantScope",
+    "projects.language.ProjectLanguage",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it turns a locked-out login into its refusal (labs/login_protection.py).
     "axes.middleware.AxesMiddleware",
@@ -105,6 +109,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
             ],
         },
     },
@@ -145,9 +150,21 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The languages of the annotator and participant pages (catalogues in locale/); manager
+# pages have English only. Arabic is written right to left.
+LANGUAGES = [
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("pt", "Português"),
+    ("it", "Italiano"),
+    ("es", "Español"),
+    ("fr", "Français"),
+    ("ar", "العربية"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"

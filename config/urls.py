@@ -5,7 +5,9 @@ from django.contrib.auth.decorators import login_required
 from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
+from django.views.decorators.cache import cache_control
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.permissions import IsAuthenticated
 
@@ -36,6 +38,13 @@ urlpatterns = [
         name="invite-accept",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
+    # The scripts' strings in the page's language (?lang=, projects/language.py): a file a
+    # script tag loads, since the Content-Security-Policy allows no inline script.
+    path(
+        "jsi18n/",
+        cache_control(max_age=3600, public=True)(JavaScriptCatalog.as_view()),
+        name="javascript-catalog",
+    ),
     # The schema and its docs page are for people who are logged in.
     path(
         "api/schema/",

@@ -165,7 +165,13 @@ SETTINGS_SCHEMA = {
             "units_per_participant": {"type": "integer", "nullable": True},
             "completion_code": {"type": "string", "nullable": True},
             "completion_url": {"type": "string", "nullable": True},
-            "consent": {"type": "string", "description": "Markdown; empty for none."},
+            "consent": {
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "object", "additionalProperties": {"type": "string"}},
+                ],
+                "description": "Markdown, or Markdown per language code; empty for none.",
+            },
             "max_participants": {"type": "integer"},
             "lease_minutes": {
                 "type": "integer",

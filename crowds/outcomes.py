@@ -14,29 +14,32 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import get_language, gettext, gettext_lazy
+
 from crowds.models import Participant
+from projects.configuration.texts import pick
 
 # An address fit for the Refresh header and a link: checked at upload already
 # (projects/configuration/schema.py); a config stored before that check is held to it here.
 _HEADER_SAFE_URL = re.compile(r"https?://[\x21-\x7e]+", re.IGNORECASE)
 
 DEFAULT_MESSAGES = {
-    Participant.Outcome.COMPLETED: "You answered every unit this study asked of you.",
-    Participant.Outcome.PARTIAL: (
+    Participant.Outcome.COMPLETED: gettext_lazy("You answered every unit this study asked of you."),
+    Participant.Outcome.PARTIAL: gettext_lazy(
         "There is no unit left for you in this study before your full share: other "
         "participants took the rest. Your part ends here; the researchers see how many units "
         "you answered. Return to the panel with the code below, if there is one."
     ),
-    Participant.Outcome.SCREENED_OUT: (
+    Participant.Outcome.SCREENED_OUT: gettext_lazy(
         "Your answers to the study's checks did not reach the level this study needs, so the "
         "study ends here for you. Thank you for taking part; return to the panel you came "
         "from."
     ),
 }
 TITLES = {
-    Participant.Outcome.COMPLETED: "Thank you, you are done",
-    Participant.Outcome.PARTIAL: "No more work for you",
-    Participant.Outcome.SCREENED_OUT: "Thank you for your time",
+    Participant.Outcome.COMPLETED: gettext_lazy("Thank you, you are done"),
+    Participant.Outcome.PARTIAL: gettext_lazy("No more work for you"),
+    Participant.Outcome.SCREENED_OUT: gettext_lazy("Thank you for your time"),
 }
 
 
@@ -65,8 +68,8 @@ def shown(participant: Participant) -> Shown:
         code, url = block.screen_out.code, block.screen_out.url
         message = block.screen_out.message
     return Shown(
-        title=TITLES.get(outcome, "Thank you"),
-        message=message or DEFAULT_MESSAGES.get(outcome, ""),
+        title=str(TITLES.get(outcome, gettext("Thank you"))),
+        message=pick(message, get_language()) or str(DEFAULT_MESSAGES.get(outcome, "")),
         code=code,
         url=_safe(url),
     )

@@ -35,6 +35,7 @@ from django.db import IntegrityError, connection, transaction
 from django.http import Http404, HttpResponseNotFound, HttpResponseRedirect
 from django.urls import Resolver404, resolve, reverse
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from annotation import unit_page
 from annotation.instructions import show_first
@@ -65,9 +66,11 @@ class EntryRefused(Exception):
 
 
 REMOVED = EntryRefused(
-    "You are no longer part of this study",
-    "The researchers have ended your part in this study. Thank you for your time; return to "
-    "the panel you came from.",
+    gettext_lazy("You are no longer part of this study"),
+    gettext_lazy(
+        "The researchers have ended your part in this study. Thank you for your time; return "
+        "to the panel you came from."
+    ),
     403,
 )
 
@@ -93,9 +96,11 @@ def open_project(slug: str) -> tuple[Project, ParticipantSettings]:
     block = link_settings(project) if project is not None else None
     if block is None:
         raise EntryRefused(
-            "This study link is closed",
-            "This link does not lead to an open study: the study may have ended, or the link "
-            "may be mistyped. Return to the panel you came from.",
+            gettext("This study link is closed"),
+            gettext(
+                "This link does not lead to an open study: the study may have ended, or the "
+                "link may be mistyped. Return to the panel you came from."
+            ),
             404,
         )
     return project, block
@@ -106,31 +111,42 @@ def read_entry(query, block: ParticipantSettings) -> tuple[str, dict[str, str]]:
     external_id = query.get(block.id_param)
     if external_id is None or external_id == "":
         raise EntryRefused(
-            "Your participant id is missing",
-            f"This link needs your participant id in its {block.id_param} parameter. Open the "
-            "study from the panel again, so that the link carries your id.",
+            gettext("Your participant id is missing"),
+            gettext(
+                "This link needs your participant id in its %(param)s parameter. Open the "
+                "study from the panel again, so that the link carries your id."
+            )
+            % {"param": block.id_param},
             400,
         )
     if not EXTERNAL_ID.fullmatch(external_id):
         raise EntryRefused(
-            "Your participant id is not valid",
-            f"The {block.id_param} in this link must be 1 to 64 letters, digits, - or _. "
-            "Open the study from the panel again.",
+            gettext("Your participant id is not valid"),
+            gettext(
+                "The %(param)s in this link must be 1 to 64 letters, digits, - or _. Open the "
+                "study from the panel again."
+            )
+            % {"param": block.id_param},
             400,
         )
     params = {key: value for key, value in query.items() if key != block.id_param}
     if len(params) > MAX_PARAMS:
         raise EntryRefused(
-            "This link has too many parameters",
-            f"This link carries {len(params)} parameters besides your id; a study link may "
-            f"carry at most {MAX_PARAMS}.",
+            gettext("This link has too many parameters"),
+            gettext(
+                "This link carries %(count)s parameters besides your id; a study link may "
+                "carry at most %(most)s."
+            )
+            % {"count": len(params), "most": MAX_PARAMS},
             400,
         )
     if any(len(k) > MAX_PARAM_LENGTH or len(v) > MAX_PARAM_LENGTH for k, v in params.items()):
         raise EntryRefused(
-            "This link has a parameter that is too long",
-            f"Each parameter of a study link and its value may be at most {MAX_PARAM_LENGTH} "
-            "characters.",
+            gettext("This link has a parameter that is too long"),
+            gettext(
+                "Each parameter of a study link and its value may be at most %(most)s characters."
+            )
+            % {"most": MAX_PARAM_LENGTH},
             400,
         )
     return external_id, params
@@ -175,9 +191,12 @@ def _create(project, block, external_id, params, address) -> Participant:
     Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
     if Participant.objects.filter(project=project).count() >= block.max_participants:
         raise EntryRefused(
-            "This study is full",
-            f"This study has taken all the participants it needs ({block.max_participants}). "
-            "Thank you for your interest; return to the panel you came from.",
+            gettext("This study is full"),
+            gettext(
+                "This study has taken all the participants it needs (%(most)s). Thank you "
+                "for your interest; return to the panel you came from."
+            )
+            % {"most": block.max_participants},
             403,
         )
     digest = entry_rate.address_digest(address)
@@ -185,11 +204,17 @@ def _create(project, block, external_id, params, address) -> Participant:
     if wait:
         minutes = -(-wait // 60)
         raise EntryRefused(
-            "Too many new participants from your address",
-            f"This address has opened more new study places than the site allows "
-            f"({entry_rate.entry_rate().describe()}). Try again in {minutes} "
-            f"minute{'s' if minutes != 1 else ''}; if you already took part, open your "
-            "own link from the panel again.",
+            gettext("Too many new participants from your address"),
+            ngettext(
+                "This address has opened more new study places than the site allows "
+                "(%(rate)s). Try again in %(minutes)s minute; if you already took part, open "
+                "your own link from the panel again.",
+                "This address has opened more new study places than the site allows "
+                "(%(rate)s). Try again in %(minutes)s minutes; if you already took part, open "
+                "your own link from the panel again.",
+                minutes,
+            )
+            % {"rate": entry_rate.entry_rate().describe(), "minutes": minutes},
             429,
             retry_after=wait,
         )
@@ -396,8 +421,9 @@ _OWN_PAGES = {
     "project-points",
     "project-training",  # the gold units' training (crowds/flow.py)
 }
-# Pages of no project: entering a (new) participant link, logging out.
-_ANY_PAGES = {"participant-start", "logout"}
+# Pages of no project: entering a (new) participant link, logging out, the pages' strings
+# for their scripts.
+_ANY_PAGES = {"participant-start", "logout", "javascript-catalog"}
 
 
 class ParticipantScope:

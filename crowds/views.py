@@ -7,6 +7,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_http_methods
 
 from annotation.instructions import render_instructions
@@ -14,6 +15,7 @@ from crowds import outcomes, participant_list
 from crowds import participants as flow
 from labs.login_protection import client_address
 from projects.access import managed_project_or_404
+from projects.configuration.texts import pick
 from projects.downloads import attachment
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -79,7 +81,8 @@ def participant_flow(request, slug):
 def participant_consent(request, slug):
     """The consent text, to be accepted (a ticked box) before anything else."""
     participant = flow.participant_or_404(request, slug)
-    text = participant.project.settings.participants.consent
+    config = participant.project.settings
+    text = pick(config.participants.consent, get_language(), config.language)
     if not text or participant.consent_at is not None:
         return redirect("participant-flow", slug=slug)
     error = None
@@ -88,7 +91,7 @@ def participant_consent(request, slug):
         if request.POST.get("agree") == "yes":
             flow.mark(participant, "consent_at")
             return redirect("participant-flow", slug=slug)
-        error = "Tick the box to say you agree, or close this page if you do not."
+        error = gettext("Tick the box to say you agree, or close this page if you do not.")
         status = 400
     return render(
         request,

@@ -9,6 +9,7 @@ from pydantic import ValidationInfo, model_validator
 from projects.configuration.fields import Flag, Text, detail, limited, limits_of, reraise
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import SchemeEntry
+from projects.configuration.texts import gettext
 from projects.schemes.base import WHOLE, SchemeType, label_names
 
 
@@ -62,12 +63,12 @@ class Likert(SchemeType):
         if labels:
             if value in labels:
                 return value
-            raise ValueError(f"choose one of: {', '.join(labels)}")
+            raise ValueError(gettext("choose one of: %(labels)s") % {"labels": ", ".join(labels)})
         size = _size(options)
         if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
             value = int(value) if len(value) < 20 else 0
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= size:
-            raise ValueError(f"give a whole number from 1 to {size}")
+            raise ValueError(gettext("give a whole number from 1 to %(size)s") % {"size": size})
         return value
 
     @classmethod

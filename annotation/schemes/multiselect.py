@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from projects.configuration.scheme_options import ChoiceOptions
+from projects.configuration.texts import gettext
 from projects.schemes.base import SchemeType, label_names, short
 
 
@@ -29,7 +30,7 @@ class Multiselect(SchemeType):
                 f"unknown label(s) {short(', '.join(unknown))}; choose from {', '.join(labels)}"
             )
         if len(set(value)) != len(value):
-            raise ValueError("a label is given twice")
+            raise ValueError(gettext("a label is given twice"))
         return value
 
     @classmethod

@@ -6,6 +6,7 @@ from typing import Any
 
 from projects.configuration.fields import Flag
 from projects.configuration.scheme_options import SchemeEntry
+from projects.configuration.texts import gettext
 from projects.schemes.base import SchemeType
 
 
@@ -25,7 +26,7 @@ class Text(SchemeType):
     @classmethod
     def validate(cls, value, options, unit, limits) -> Any:
         if not isinstance(value, str):
-            raise ValueError("give a text")
+            raise ValueError(gettext("give a text"))
         if len(value) > limits.max_text:
             raise ValueError(
                 f"the text has {len(value)} characters; at most {limits.max_text} are allowed "

@@ -8,6 +8,7 @@ from typing import Any
 from projects.configuration.fields import Text as TextField
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
+from projects.configuration.texts import gettext
 from projects.configuration.vocabulary import DEFAULT_STEPS_KEY
 from projects.schemes.base import SchemeType, json_type, label_names, short, too_many
 
@@ -52,7 +53,10 @@ class Trace(SchemeType):
                     f"step {short(key)} is not a step of this trace (0 to {len(steps) - 1})"
                 )
             if label not in labels:
-                raise ValueError(f"step {key}: choose one of {', '.join(labels)}")
+                raise ValueError(
+                    gettext("step %(step)s: choose one of %(labels)s")
+                    % {"step": key, "labels": ", ".join(labels)}
+                )
             cleaned[key] = label
         return cleaned
 

@@ -96,7 +96,7 @@ def test_other_bad_instructions_are_named(tmp_path):
         "c.yaml: instructions_file: give the instructions either inline (instructions) or in a file"
     ]
     assert config_problems(tmp_path, "instructions: [a, b]\n") == [
-        "c.yaml: instructions: must be a string, got list"
+        "c.yaml: instructions: must be a text or a mapping of language codes to texts, got list"
     ]
 
 

@@ -173,6 +173,7 @@ def _normal_form(file: ConfigFile, translated, source, base_dir, root, shared) -
     display = file.instance_display.fields if file.instance_display else []
     return ProjectConfig(
         task_name=task_name,
+        language=file.language,
         dialect=translated.dialect,
         base_dir=str(root),
         data_files=file.data_files,

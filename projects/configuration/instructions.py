@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from projects.configuration.issues import Issues
+from projects.configuration.texts import PerLanguage, sizes
 from projects.paths import PathRefused, confine
 
 # Instructions are a page of text; a larger file is more likely a wrong path.
@@ -14,8 +15,13 @@ MAX_INSTRUCTIONS_BYTES = 64 * 1024
 
 
 def read_instructions(
-    text: str | None, file_name: str | None, base: Path, *, check_files: bool, issues: Issues
-) -> str:
+    text: PerLanguage | None,
+    file_name: str | None,
+    base: Path,
+    *,
+    check_files: bool,
+    issues: Issues,
+) -> PerLanguage:
     """The instructions' Markdown text ("" when the config gives none). The file must lie
     inside the config's folder, be UTF-8 and at most MAX_INSTRUCTIONS_BYTES."""
     if text is not None and file_name is not None:
@@ -50,10 +56,11 @@ def read_instructions(
         return ""
 
 
-def _checked(text: str, key: str, issues: Issues) -> str:
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_INSTRUCTIONS_BYTES:
-        issues.add(key, _too_large("the text"))
-        return ""
+def _checked(text: PerLanguage, key: str, issues: Issues) -> PerLanguage:
+    for code, part in sizes(text):
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_INSTRUCTIONS_BYTES:
+            issues.add(key, _too_large(f"the {code} text" if code else "the text"))
+            return ""
     return text
 
 

@@ -1,5 +1,6 @@
 """The labels of a choice, likert, box, segment or trace scheme: plain names or mappings
-with a name and a keyboard key, each name and each key once."""
+with a name, a keyboard key and the text people read (one string or one per language; the
+name is what an answer stores), each name and each key once."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from pydantic import BeforeValidator
 
 from projects.configuration.fields import detail, problem, reraise
 from projects.configuration.issues import nearest, type_name
+from projects.configuration.texts import checked_text
 
-LABEL_KEYS = ("name", "key_value")
+LABEL_KEYS = ("name", "key_value", "text")
 
 
 def _label(label: Any, index: int, keys: set[str], details: list):
     """(name, key_value or None) of one label, or None (with its problem in details)."""
     if isinstance(label, str | int) and not isinstance(label, bool):
-        return str(label), None
+        return str(label), None, None
     if isinstance(label, bool):
         details.append(
             detail(
@@ -40,7 +42,13 @@ def _label(label: Any, index: int, keys: set[str], details: list):
     if isinstance(name, bool) or not isinstance(name, str | int):
         details.append(detail((index, "name"), f"must be a string, got {type_name(name)}"))
         return None
-    return str(name), _key(label.get("key_value"), index, keys, details)
+    text = label.get("text")
+    if text is not None:
+        reason = checked_text(text)
+        if reason:
+            details.append(detail((index, "text"), reason))
+            text = None
+    return str(name), _key(label.get("key_value"), index, keys, details), text
 
 
 def _key(raw: Any, index: int, keys: set[str], details: list) -> str | None:
@@ -73,14 +81,17 @@ def label_list(value: Any) -> list[dict]:
         parsed = _label(label, index, keys, details)
         if parsed is None:
             continue
-        name, key_value = parsed
+        name, key_value, text = parsed
         if not name.strip():
             details.append(detail((index,), "label name must not be empty"))
         elif name in names:
             details.append(detail((index,), f"duplicate label {name!r}"))
         else:
             names.add(name)
-            labels.append({"name": name, "key_value": key_value})
+            entry = {"name": name, "key_value": key_value}
+            if text is not None:
+                entry["text"] = text
+            labels.append(entry)
     reraise("labels", details)
     return labels
 

@@ -51,7 +51,7 @@ class OutcomeSettings(_Normal):
 
     code: str | None = None
     url: str | None = None
-    message: str | None = None
+    message: str | dict[str, str] | None = None
 
 
 class ParticipantSettings(_Normal):
@@ -63,7 +63,7 @@ class ParticipantSettings(_Normal):
     completion_code: str | None = None
     completion_url: str | None = None
     # Markdown a participant must accept before the first unit ("" for none).
-    consent: str = ""
+    consent: str | dict[str, str] = ""
     max_participants: int = DEFAULT_MAX_PARTICIPANTS
     # How long a participant holds a unit (the project's lease when that is shorter).
     lease_minutes: int = DEFAULT_PARTICIPANT_LEASE_MINUTES
@@ -76,7 +76,7 @@ class ParticipantSettings(_Normal):
 class Scheme(_Normal):
     name: str
     type: str
-    description: str = ""
+    description: str | dict[str, str] = ""
     options: dict[str, Any] = {}
 
     @property
@@ -88,6 +88,8 @@ class ProjectConfig(_Normal):
     """The normal form of a project configuration, whichever dialect it was written in."""
 
     task_name: str
+    # The language of the annotator and participant pages (None: the browser's).
+    language: str | None = None
     dialect: Dialect
     base_dir: str
     data_files: list[str]
@@ -104,7 +106,7 @@ class ProjectConfig(_Normal):
     output_annotation_format: AnswerFormat = DEFAULT_ANSWER_FORMAT
     agreement_metrics: dict[str, Any] = {}
     # Markdown shown to annotators before their first unit (rendered without raw HTML).
-    instructions: str = ""
+    instructions: str | dict[str, str] = ""
     participants: ParticipantSettings | None = None
     # The tuple design the BWS schemes share: typed by the scheme type that owns it (its
     # ``Shared`` model, bws.configuration.BwsDesign), read through the registry.

@@ -35,6 +35,7 @@ from projects.configuration.fields import (
 from projects.configuration.gold import GoldBlock
 from projects.configuration.issues import nearest, type_name
 from projects.configuration.scheme_options import SchemeEntry, annotation_types, option_model
+from projects.configuration.texts import LanguageCode, Localized, sizes
 from projects.configuration.vocabulary import (
     DATA_SUFFIXES,
     DEFAULT_ANSWER_FORMAT,
@@ -148,22 +149,32 @@ def _code(value: str) -> str:
     return value
 
 
-def _message(value: str) -> str:
-    if len(value) > MAX_OUTCOME_MESSAGE:
-        raise problem(f"must be at most {MAX_OUTCOME_MESSAGE} characters, got {len(value)}")
-    for char in value:
-        if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) < 0xA0:
-            raise problem(f"contains a control character (U+{ord(char):04X})")
+def _message(value):
+    for code, text in sizes(value):
+        where = f"the {code} text " if code else ""
+        if not text.strip():
+            raise problem(f"{where}must not be empty")
+        if len(text) > MAX_OUTCOME_MESSAGE:
+            raise problem(
+                f"{where}must be at most {MAX_OUTCOME_MESSAGE} characters, got {len(text)}"
+            )
+        for char in text:
+            if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) < 0xA0:
+                raise problem(f"{where}contains a control character (U+{ord(char):04X})")
     return value
 
 
-def _short(limit: int):
-    def check(value: str) -> str:
-        if len(value) > limit:
-            raise problem(f"must be at most {limit} characters, got {len(value)}")
-        return value
+def _consent(value):
+    for code, text in sizes(value):
+        where = f"the {code} text " if code else ""
+        if not text.strip():
+            raise problem(f"{where}must not be empty")
+        if len(text) > MAX_CONSENT_CHARS:
+            raise problem(f"{where}must be at most {MAX_CONSENT_CHARS} characters, got {len(text)}")
+    return value
 
-    return AfterValidator(check)
+
+MAX_CONSENT_CHARS = 64 * 1024
 
 
 PanelUrl = Annotated[Text, AfterValidator(_panel_url)]
@@ -182,7 +193,7 @@ class Outcome(Block):
 
     code: Code | None = None
     url: PanelUrl | None = None
-    message: Annotated[Name, AfterValidator(_message)] | None = None
+    message: Annotated[Localized, AfterValidator(_message)] | None = None
 
 
 class Participants(Block):
@@ -193,7 +204,7 @@ class Participants(Block):
     units_per_participant: Count | None = None
     completion_code: Code | None = None
     completion_url: PanelUrl | None = None
-    consent: Annotated[Name, _short(64 * 1024)] | None = None
+    consent: Annotated[Localized, AfterValidator(_consent)] | None = None
     max_participants: Count = DEFAULT_MAX_PARTICIPANTS
     lease_minutes: Annotated[Count, AfterValidator(_lease)] = DEFAULT_PARTICIPANT_LEASE_MINUTES
     partial: Outcome | None = None
@@ -309,6 +320,7 @@ class ConfigFile(Block):
     """A configuration file in dialect B's words."""
 
     task_name: Text | None = None
+    language: LanguageCode = None
     task_dir: Text = "."
     data_files: Annotated[list[str], BeforeValidator(_data_files)]
     item_properties: ItemProperties = ItemProperties()
@@ -321,7 +333,7 @@ class ConfigFile(Block):
     output_annotation_dir: WrittenPath = DEFAULT_OUTPUT_DIR
     output_annotation_format: choice(AnswerFormat) = DEFAULT_ANSWER_FORMAT
     agreement_metrics: Annotated[dict, BeforeValidator(_agreement_metrics)] = {}
-    instructions: Text | None = None
+    instructions: Localized | None = None
     instructions_file: Text | None = None
     participants: Participants | None = None
     gold: GoldBlock | None = None

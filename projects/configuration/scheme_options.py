@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from projects import schemes
 from projects.configuration.fields import Block, Flag, Name, Text
 from projects.configuration.labels import Labels
+from projects.configuration.texts import Localized
 
 LABELS_NOTE = "(the choices, a list of labels)"
 
@@ -23,7 +24,7 @@ class SchemeEntry(Block):
 
     annotation_type: Text
     name: Name
-    description: Text = ""
+    description: Localized = ""
     label_requirement: LabelRequirement | None = None
 
     required_default: ClassVar[bool] = False

@@ -61,3 +61,8 @@ MAX_PARTICIPANT_LEASE_MINUTES = 120
 
 # The stored type of a BWS scheme, whichever dialect named it.
 BWS_TYPE = "bws"
+
+
+# The languages annotator and participant pages can be shown in (config.settings.LANGUAGES
+# lists the same codes): a project's `language:` and the keys of a text given per language.
+LANGUAGE_CODES = ("en", "de", "pt", "it", "es", "fr", "ar")

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from projects.configuration.texts import gettext, pick
+
 
 @dataclass(frozen=True)
 class AnswerLimits:
@@ -211,6 +213,15 @@ def label_names(options: dict) -> list[str]:
     ]
 
 
+def label_texts(options: dict, language: str | None) -> dict[str, str]:
+    """Label name -> the text people read in ``language``, for labels that give one."""
+    return {
+        label["name"]: pick(label["text"], language)
+        for label in options.get("labels") or []
+        if isinstance(label, dict) and label.get("text")
+    }
+
+
 def number(value: Any) -> bool:
     """A finite number a 64-bit float holds (comparing never overflows, and NaN fails it)."""
     return (
@@ -237,7 +248,7 @@ def choice_message(where: str, what: str, value: Any, choices: list[str]) -> str
 def check_one_label(value: Any, labels: list[str]) -> str:
     """A single choice among the labels (radio)."""
     if not isinstance(value, str) or value not in labels:
-        raise ValueError(f"choose one of: {', '.join(labels)}")
+        raise ValueError(gettext("choose one of: %(labels)s") % {"labels": ", ".join(labels)})
     return value
 
 

@@ -23,6 +23,7 @@ def test_dialect_a_reference_example_normalises():
     config = load_config(EXAMPLES / "mt_bws" / "config.yaml")
     assert config.to_dict() == {
         "task_name": "MT System Ranking (BWS)",
+        "language": None,
         "dialect": "A",
         "base_dir": str(EXAMPLES / "mt_bws"),
         "data_files": ["data/mt_systems.jsonl"],

@@ -5,6 +5,8 @@
   var form = document.getElementById("annotate-form");
   if (!form) return;
   var started = Date.now();
+  // The page's language (the catalogue base.html loads; English without it).
+  var gettext = function (text) { return window.gettext ? window.gettext(text) : text; };
 
   form.addEventListener("submit", function () {
     form.elements.time_taken_ms.value = String(Date.now() - started);
@@ -38,7 +40,7 @@
   function letter(input) {
     var label = input.labels && input.labels[0];
     var hidden = label && label.querySelector(".sr-only");
-    return hidden ? hidden.textContent.replace(/[()\s]/g, "") : "this item";
+    return hidden ? hidden.textContent.replace(/[()\s]/g, "") : gettext("this item");
   }
   function moved(scheme, kind, input) {
     var other = checked(scheme, kind === "best" ? "worst" : "best");
@@ -46,8 +48,10 @@
     other.checked = false;
     if (status) {
       var was = kind === "best" ? "worst" : "best";
-      status.textContent = "Item " + letter(input) + " was your " + was + " choice for " +
-        scheme + "; it is now " + kind + ", so choose another " + was + ".";
+      var text = kind === "best"
+        ? gettext("Item %(item)s was your worst choice for %(question)s; it is now best, so choose another worst.")
+        : gettext("Item %(item)s was your best choice for %(question)s; it is now worst, so choose another best.");
+      status.textContent = text.replace("%(item)s", letter(input)).replace("%(question)s", scheme);
     }
   }
   function choose(scheme, kind, key) {
@@ -154,7 +158,7 @@
     form.querySelectorAll('input[type="checkbox"][name$="__nothing"]').forEach(function (box) {
       var both = box.checked && rowsFilled(box.closest("fieldset"));
       box.setCustomValidity(
-        both ? 'Untick "Nothing to mark", or remove the rows you filled in.' : ""
+        both ? gettext('Untick "Nothing to mark", or remove the rows you filled in.') : ""
       );
     });
   }

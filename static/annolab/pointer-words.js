@@ -1,3 +1,3 @@
-// The word for choosing something on the screen: "tap" on a touch screen, "click" with a
-// mouse; the same media query as the touch hints in annolab.css.
-export const CLICK = matchMedia("(hover: none) and (pointer: coarse)").matches ? "tap" : "click";
+// Touch screen or mouse: the same media query as the touch hints in annolab.css, so a
+// message can say "tap" or "click" (each a whole sentence in the catalogue).
+export const TOUCH = matchMedia("(hover: none) and (pointer: coarse)").matches;

@@ -1,6 +1,7 @@
 // The point cloud: fetched from the server, coloured by height or intensity, a grid on its
 // ground, and the ground level under a new box.
 import * as THREE from "../../vendor/three/three.module.js";
+import { format, gettext } from "../i18n.js";
 
 // Height ramp (low to high) and intensity ramp (dark to bright) for the points.
 const HEIGHT_RAMP = ["#2b4a9b", "#1f9bd1", "#3fcf8e", "#e9d34b", "#f2703a"].map((c) => new THREE.Color(c));
@@ -54,7 +55,7 @@ export const cloudMethods = {
 
   async load() {
     this.root.dataset.state = "loading";
-    this.message.textContent = "Loading the point cloud…";
+    this.message.textContent = gettext("Loading the point cloud…");
     let buffer;
     try {
       const response = await fetch(this.root.dataset.pointsUrl, { credentials: "same-origin" });
@@ -71,7 +72,7 @@ export const cloudMethods = {
     } catch (err) {
       this.root.dataset.state = "error";
       this.message.textContent =
-        "Could not load the point cloud (" + err.message + "). You can still type the boxes into the table.";
+        format(gettext("Could not load the point cloud (%(reason)s). You can still type the boxes into the table."), { reason: err.message });
       this.frameBoxes();
       this.makeGrid();
       this.fitView();
@@ -83,7 +84,7 @@ export const cloudMethods = {
     this.prepareCloud();
     this.root.dataset.state = "ready";
     const n = this.points.length / 4;
-    this.message.textContent = n ? "" : "This point cloud has no points; you can still draw boxes on the grid.";
+    this.message.textContent = n ? "" : gettext("This point cloud has no points; you can still draw boxes on the grid.");
     this.updateInfo();
     this.requestRender();
   },

@@ -3,6 +3,7 @@
 import * as THREE from "../../vendor/three/three.module.js";
 import { HANDLE_PX, ROTATE_PX, SELECTED } from "./constants.js";
 import { toWorld } from "./geometry.js";
+import { gettext } from "../i18n.js";
 
 export const overlayMethods = {
   // Smaller on screen than a few handles: drawn with its corner handles only.
@@ -81,7 +82,7 @@ export const overlayMethods = {
       const pts = this.corners(b);
       // under the box's lowest corner on screen: the rotation handle is in front, above
       const low = pts.reduce((a, p) => (p.py > a.py || (p.py === a.py && p.px < a.px) ? p : a));
-      const text = `${b.index + 1} ${b.label || "no label"}`;
+      const text = `${b.index + 1} ${b.label || gettext("no label")}`;
       this.tag(ctx, text, low.px + 4, low.py + 14, selected ? SELECTED : this.colourOf(b.label));
     }
     const b = this.selected();
@@ -184,7 +185,7 @@ export const overlayMethods = {
       const px = ((v.x + 1) / 2) * w, py = ((1 - v.y) / 2) * h;
       if (px < -50 || px > w || py < 0 || py > h + 20) continue;
       const selected = b.row === this.selectedRow;
-      this.tag(ctx, `${b.index + 1} ${b.label || "no label"}`, px - 12, py - 14, selected ? SELECTED : this.colourOf(b.label));
+      this.tag(ctx, `${b.index + 1} ${b.label || gettext("no label")}`, px - 12, py - 14, selected ? SELECTED : this.colourOf(b.label));
     }
   },
 };

@@ -2,6 +2,7 @@
 // its base, height and length.
 import { MIN_SIZE, HANDLE_PX, SELECTED } from "./constants.js";
 import { toWorld } from "./geometry.js";
+import { gettext } from "../i18n.js";
 
 export const sideViewMethods = {
   // The selected box seen from its right-hand side (its front to the right), cut to a slab
@@ -72,7 +73,7 @@ export const sideViewMethods = {
     if (!f || !b) {
       ctx.fillStyle = "#8c97a8";
       ctx.textAlign = "center";
-      ctx.fillText("Select a box to see it from the side", this.side.clientWidth / 2, this.side.clientHeight / 2);
+      ctx.fillText(gettext("Select a box to see it from the side"), this.side.clientWidth / 2, this.side.clientHeight / 2);
       ctx.textAlign = "left";
       return;
     }
@@ -91,7 +92,7 @@ export const sideViewMethods = {
     this.tag(ctx, `height ${b.h.toFixed(2)} m`, top.px + 10, top.py - 12, SELECTED);
     this.tag(ctx, `base ${(b.cz - b.h / 2).toFixed(2)} m`, bottom.px + 10, bottom.py + 12, SELECTED);
     ctx.fillStyle = "#aeb8c8";
-    ctx.fillText("front ▸", Math.min(front.px + 8, this.side.clientWidth - 48), front.py);
+    ctx.fillText(gettext("front") + " ▸", Math.min(front.px + 8, this.side.clientWidth - 48), front.py);
   },
 
   sideHit(px, py) {

@@ -1,6 +1,7 @@
 // The table is the form: boxes are read from its rows, every change in a view is written
 // back into its inputs, and rows are added and removed through its own buttons.
-import { CLICK } from "../pointer-words.js";
+import { format, gettext, ngettext } from "../i18n.js";
+import { TOUCH } from "../pointer-words.js";
 import { FIELDS } from "./constants.js";
 import { wrapAngle } from "./geometry.js";
 
@@ -135,14 +136,20 @@ export const tableMethods = {
     if (b) {
       const deg = (wrapAngle(b.yaw) * 180) / Math.PI;
       this.info.textContent =
-        `Box ${b.index + 1}${b.label ? " · " + b.label : " · no label"} · ` +
+        format(gettext("Box %(number)s"), { number: b.index + 1 }) +
+        ` · ${b.label || gettext("no label")} · ` +
         `${b.l.toFixed(2)} × ${b.w.toFixed(2)} × ${b.h.toFixed(2)} m · ` +
-        `base ${(b.cz - b.h / 2).toFixed(2)} m · yaw ${deg.toFixed(1)}°`;
+        format(gettext("base %(base)s m · yaw %(yaw)s°"), { base: (b.cz - b.h / 2).toFixed(2), yaw: deg.toFixed(1) });
     } else {
       const n = this.points.length / 4;
       this.info.textContent =
-        `${count} box${count === 1 ? "" : "es"} · ${n.toLocaleString("en")} points` +
-        (count ? ` · ${CLICK} a box to select it` : " · drag on the ground to draw a box");
+        format(ngettext("%(count)s box", "%(count)s boxes", count), { count }) +
+        " · " +
+        format(gettext("%(points)s points"), { points: n.toLocaleString() }) +
+        " · " +
+        (count
+          ? TOUCH ? gettext("tap a box to select it") : gettext("click a box to select it")
+          : gettext("drag on the ground to draw a box"));
     }
   },
 };

@@ -10,6 +10,7 @@ import { sideViewMethods } from "./side-view.js";
 import { tableMethods } from "./table.js";
 import { undoMethods } from "./undo.js";
 import { viewMethods } from "./views.js";
+import { format, gettext } from "../i18n.js";
 
 function webgl2() {
   try {
@@ -65,17 +66,18 @@ export class BoxViewer {
 
   start() {
     this.root.hidden = false;
-    if (!this.table) return this.fail("The box table is missing from this page.");
+    if (!this.table) return this.fail(gettext("The box table is missing from this page."));
     if (!webgl2()) {
       return this.fail(
-        "This browser cannot draw the point cloud (WebGL 2 is off or unavailable). " +
-          "Type each box into the table below; it works the same."
+        gettext(
+          "This browser cannot draw the point cloud (WebGL 2 is off or unavailable). Type each box into the table below; it works the same."
+        )
       );
     }
     try {
       this.setUpScene();
     } catch (err) {
-      return this.fail("The 3D view could not start (" + err.message + "). Type each box into the table below.");
+      return this.fail(format(gettext("The 3D view could not start (%(reason)s). Type each box into the table below."), { reason: err.message }));
     }
     this.listen();
     this.sync();

@@ -3,6 +3,7 @@
 import WaveSurfer from "../../vendor/wavesurfer/wavesurfer.esm.js";
 import RegionsPlugin from "../../vendor/wavesurfer/plugins/regions.esm.js";
 import { UNLABELLED, rgba } from "./colours.js";
+import { gettext } from "../i18n.js";
 
 // wavesurfer writes a <style> into its shadow root whose text depends on this height; the
 // annotate pages allow that exact text by its hash (projects/content_policy.py).
@@ -85,7 +86,7 @@ export const laneMethods = {
       lane.ws.on("interaction", (t) => this.seek(t));
     }
     tick();
-    const playing = () => { this.playButton.textContent = media.paused ? "Play" : "Pause"; };
+    const playing = () => { this.playButton.textContent = media.paused ? gettext("Play") : gettext("Pause"); };
     media.addEventListener("play", playing);
     media.addEventListener("pause", playing);
     this.playButton.addEventListener("click", () => this.playPause());

@@ -1,6 +1,7 @@
 // Playing and keys: seeking every lane, playing a segment, marking a segment's start or
 // end at the playhead, labelling and removing the selected row, and "Use current time".
-import { CLICK } from "../pointer-words.js";
+import { format, gettext } from "../i18n.js";
+import { TOUCH } from "../pointer-words.js";
 import { round2, seconds } from "./clock.js";
 
 export const playbackMethods = {
@@ -28,7 +29,7 @@ export const playbackMethods = {
   play(start) {
     Promise.resolve()
       .then(start)
-      .catch((error) => this.say("The browser did not start playing (" + error.message + ")."));
+      .catch((error) => this.say(format(gettext("The browser did not start playing (%(reason)s)."), { reason: error.message })));
   },
 
   playSegment() {
@@ -43,7 +44,11 @@ export const playbackMethods = {
       this.seek(start);
       this.play(() => this.lanes[0].ws.play());
     } else {
-      this.say(`Select a segment first: ${CLICK} it on the timeline or in the table.`);
+      this.say(
+        TOUCH
+          ? gettext("Select a segment first: tap it on the timeline or in the table.")
+          : gettext("Select a segment first: click it on the timeline or in the table.")
+      );
     }
   },
 
@@ -58,7 +63,7 @@ export const playbackMethods = {
         ? v.end === null || Number.isNaN(v.end) || t <= v.end
         : v.start === null || Number.isNaN(v.start) || t >= v.start;
       if (!fits && side === "end") {
-        this.say("The playhead (" + t.toFixed(2) + " s) is before this segment's start.");
+        this.say(format(gettext("The playhead (%(time)s s) is before this segment's start."), { time: t.toFixed(2) }));
         return;
       }
       if (!fits) row = null;
@@ -102,7 +107,7 @@ export const playbackMethods = {
 
   removeSelected() {
     const row = this.selected;
-    if (!row) return this.say("Select a segment first.");
+    if (!row) return this.say(gettext("Select a segment first."));
     this.select(null);
     // annotate.js removes (or empties) it as Remove does
     row.dispatchEvent(new CustomEvent("remove-row", { bubbles: true }));
@@ -111,7 +116,7 @@ export const playbackMethods = {
   },
 
   labelSelected(index) {
-    if (!this.selected) return this.say("Select a segment first.");
+    if (!this.selected) return this.say(gettext("Select a segment first."));
     if (index >= this.labels.length) return;
     this.write(this.selected, { label: this.labels[index] });
     this.changed(this.selected);
@@ -122,7 +127,7 @@ export const playbackMethods = {
   // row's that has one), never a value already typed, and only once the media has loaded.
   useCurrentTime() {
     if (this.media.readyState < 1 || !this.lanes.length) {
-      this.say("The media has not loaded yet: nothing was filled in.");
+      this.say(gettext("The media has not loaded yet: nothing was filled in."));
       return;
     }
     const t = round2(this.time);
@@ -136,13 +141,19 @@ export const playbackMethods = {
     const side = open(row);
     const v = this.values(row);
     if (side === "end" && !Number.isNaN(v.start) && t < v.start) {
-      this.say(t.toFixed(2) + " s is before this segment's start (" + v.start.toFixed(2) + " s): play on, then try again.");
+      this.say(
+        format(gettext("%(time)s s is before this segment's start (%(start)s s): play on, then try again."), {
+          time: t.toFixed(2),
+          start: v.start.toFixed(2),
+        })
+      );
       this.select(row);
       return;
     }
     this.write(row, { [side]: t });
     this.select(row);
     this.changed(row);
-    this.say("Segment " + (this.rows().indexOf(row) + 1) + " " + side + ": " + t.toFixed(2) + " s.");
+    const said = side === "start" ? gettext("Segment %(number)s start: %(time)s s.") : gettext("Segment %(number)s end: %(time)s s.");
+    this.say(format(said, { number: this.rows().indexOf(row) + 1, time: t.toFixed(2) }));
   },
 };

@@ -2,6 +2,7 @@
 // dragged written back into its row.
 import { round2, seconds } from "./clock.js";
 import { PALETTE, UNLABELLED, rgba } from "./colours.js";
+import { format, gettext } from "../i18n.js";
 
 export const regionMethods = {
   // ----- table -> regions
@@ -81,10 +82,11 @@ export const regionMethods = {
     const chosen = row === this.selected;
     link.region.setOptions({ color: rgba(rgb, chosen ? 0.45 : 0.22) });
     const content = link.region.getContent(true);
-    if (!content || content.textContent !== (label || "no label")) link.region.setContent(label || "no label");
+    const shown = label || gettext("no label");
+    if (!content || content.textContent !== shown) link.region.setContent(shown);
     if (link.region.element) {
       link.region.element.style.boxShadow = chosen ? "inset 0 0 0 2px " + rgba(rgb, 1) : "none";
-      link.region.element.setAttribute("aria-label", (label || "no label") + " segment");
+      link.region.element.setAttribute("aria-label", format(gettext("%(label)s segment"), { label: shown }));
     }
   },
 

@@ -5,6 +5,7 @@ import { AUDIO_EXTENSIONS, DECODE_MAX_BYTES, decodePeaks, metadataDuration } fro
 import { playbackMethods } from "./playback.js";
 import { regionMethods } from "./regions.js";
 import { rulerMethods } from "./ruler.js";
+import { gettext } from "../i18n.js";
 
 export class Timeline {
   constructor(root) {
@@ -51,7 +52,7 @@ export class Timeline {
       this.markButton.addEventListener("click", () => this.useCurrentTime());
     }
     this.root.hidden = false;
-    this.say("Loading the media…");
+    this.say(gettext("Loading the media…"));
     const kind = this.root.dataset.mediaKind ||
       (AUDIO_EXTENSIONS.test(new URL(this.media.currentSrc || this.media.src, document.baseURI).pathname)
         ? "audio" : "video");
@@ -63,11 +64,11 @@ export class Timeline {
       decoded = null; // undecodable here: the player may still play it, on a plain timeline
     }
     let duration = 0;
-    let problem = "The media could not be loaded: type the times in the table.";
+    let problem = gettext("The media could not be loaded: type the times in the table.");
     try {
       duration = await metadataDuration(this.media);
       if (!Number.isFinite(duration) || duration <= 0) duration = decoded ? decoded.duration : 0;
-      problem = "The media's length is unknown: type the times in the table.";
+      problem = gettext("The media's length is unknown: type the times in the table.");
     } catch (error) {
       duration = 0;
     }
@@ -80,7 +81,7 @@ export class Timeline {
     }
     this.duration = duration;
     await this.buildLanes(decoded);
-    this.say(kind === "audio" && !decoded ? "The waveform could not be drawn; the timeline still works." : "");
+    this.say(kind === "audio" && !decoded ? gettext("The waveform could not be drawn; the timeline still works.") : "");
     this.listen();
     this.renderRuler();
     new ResizeObserver(() => this.renderRuler()).observe(this.rulerTrack);
