@@ -184,7 +184,27 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=_count, help="bootstrap seed (default: the design seed)")
     parser.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER)
     parser.add_argument("--tolerance", type=_positive_float, default=DEFAULT_TOLERANCE)
+    _add_rank_arguments(parser)
+    parser.add_argument(
+        "--compare",
+        metavar="ID,ID,...",
+        help="is A above B? for every pair of these item ids (at most 20), Holm-adjusted",
+    )
     parser.set_defaults(handler=_score)
+
+
+def _add_rank_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ranks",
+        action="store_true",
+        help="print each item's rank with a 95%% interval (marginal and simultaneous, within "
+        "its group) and the items surely among the top k",
+    )
+    parser.add_argument(
+        "--top-k",
+        type=_positive_int,
+        help="the k of the top-k statement (default: 10%% of the items, 1 to 10)",
+    )
 
 
 def add_stats_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -196,6 +216,7 @@ def add_stats_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--config", required=True, help="project YAML configuration")
     parser.add_argument("--seed", type=_count, help="bootstrap and split seed")
+    _add_rank_arguments(parser)
     parser.set_defaults(handler=_stats)
 
 

@@ -2,7 +2,8 @@
 
     python -m bws score --config config.yaml [--method counting|bradley_terry|plackett_luce]
         [--scheme NAME] [--output PATH] [--bootstrap N] [--max-iter N --tolerance X]
-    python -m bws stats --config config.yaml
+        [--ranks [--top-k K]] [--compare ID,ID,...]
+    python -m bws stats --config config.yaml [--ranks [--top-k K]]
 
 Bad input (config, data, annotation files, arguments) exits with status 2 and a message
 naming file and line, without a traceback. The parsers are in ``bws.cli``, which imports
@@ -27,6 +28,7 @@ from bws.filemode import (
     study_stats,
     write_score_table,
 )
+from bws.rank_results import compare, comparison_lines, rank_lines, study_ranks
 from bws.source_scores import groups_line, sources_lines, sources_summary, sources_table
 from projects.configuration import ConfigError
 from projects.datafiles import DataError
@@ -67,6 +69,7 @@ def run_score(args: argparse.Namespace) -> int:
             args.output or study.default_output(scheme),
         )
         systems = sources_summary(sources_table(report.scores, labels, report.judgments), labels)
+        asked = _compared(args.compare, study.item_ids)
     except INPUT_ERRORS as exc:
         return _fail(exc)
     except OSError as exc:
@@ -94,6 +97,14 @@ def run_score(args: argparse.Namespace) -> int:
     for line in sources_lines(systems):
         print(line)
     print(f"Wrote {path}")
+    if args.ranks:
+        _print_ranks(report, study, labels, args.top_k)
+    if asked:
+        try:
+            found = compare(report, asked)
+        except ValueError as exc:
+            return _fail(exc)
+        print("\n".join(comparison_lines(found, study.item_ids, 0.95)))
     for message in report_diagnostics(report, design=design_strategy(study)).messages:
         print(f"warning: {message}", file=sys.stderr)
     return 0
@@ -101,11 +112,46 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_stats(args: argparse.Namespace) -> int:
     try:
-        text = study_stats(load_study(args.config), seed=args.seed)
+        study = load_study(args.config)
+        text = study_stats(study, seed=args.seed)
     except INPUT_ERRORS as exc:
         return _fail(exc)
     sys.stdout.write(text)
+    if args.ranks:
+        labels = study.labels()
+        for scheme in study.config.bws_schemes:
+            judgments = study.judgments(scheme.name)
+            if judgments.n_judgments == 0:
+                continue
+            report = score_judgments(judgments, scheme_scoring(scheme)["method"], bootstrap=1)
+            print(f"\n{scheme.name}:")
+            _print_ranks(report, study, labels, args.top_k)
     return 0
+
+
+def _compared(text: str | None, ids: list[str]) -> list[int]:
+    """The item indices of --compare's ids; StudyError naming an unknown id."""
+    if not text:
+        return []
+    index = {item_id: n for n, item_id in enumerate(ids)}
+    asked = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [item_id for item_id in asked if item_id not in index]
+    if unknown:
+        raise StudyError(f"--compare: no item {unknown[0]!r} in the data files")
+    if len(asked) < 2:
+        raise StudyError("--compare: give at least two item ids, separated by commas")
+    return [index[item_id] for item_id in dict.fromkeys(asked)]
+
+
+def _print_ranks(report, study, labels, k) -> None:
+    table = study_ranks(report, labels, k=k)
+    if table is None:
+        print(
+            "Ranks: no rank intervals (they need calibrated intervals and 2 to 20,000 items "
+            "shown; 2,000 with groups)"
+        )
+        return
+    print("\n".join(rank_lines(table, study.item_ids, report.scores.scores)))
 
 
 def _fail(problem) -> int:
