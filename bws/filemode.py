@@ -295,6 +295,11 @@ def score_judgments(
         calibrated_intervals = None
     intervals = None
     if bootstrap > 0 and interval_method == "bootstrap":
+        if model and shrinkage == "empirical_bayes":
+            # Percentile intervals bracket the plain penalised fit their resamples repeat,
+            # not the calibrated path's integrated or annotator-weighted scores.
+            options = {"alpha": scores.options.get("alpha", alpha), "max_iter": max_iter}
+            scores = fit(method, judgments, tolerance=tolerance, **options)
         intervals = bootstrap_intervals(
             judgments,
             method,
