@@ -9,7 +9,7 @@ from django.utils.translation import get_language
 from annotation.instructions import mark_seen, render_instructions
 from projects import selectors
 from projects.access import visible_project_or_404
-from projects.configuration.texts import pick
+from projects.texts import pick
 
 
 @login_required

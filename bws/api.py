@@ -34,6 +34,17 @@ class RunSerializer(serializers.ModelSerializer):
         "groups. Null without a system_key.",
     )
 
+    ranks = serializers.JSONField(
+        read_only=True,
+        help_text="Rank inference at 95%: level, procedure (bootstrap: max-t with the exact "
+        "covariance; bonferroni: Holm over the pairs, for large studies), grouped (ranks "
+        "within each group_key value), items (item id -> [low, high, simultaneous low, "
+        "simultaneous high]: each interval holds the item's rank with 95% probability, the "
+        "simultaneous ones all at once) and top_k (k; confident: items among the top k with "
+        "95% confidence; possible: a set holding all of the top k). Null without calibrated "
+        "intervals or above 20,000 items (2,000 with groups).",
+    )
+
     class Meta:
         model = ScoreRun
         fields = [
@@ -53,6 +64,7 @@ class RunSerializer(serializers.ModelSerializer):
             "advice",
             "diagnostics",
             "sources",
+            "ranks",
             "created_at",
             "started_at",
             "finished_at",
@@ -72,6 +84,7 @@ class ItemScoreSerializer(serializers.ModelSerializer):
     group = serializers.SerializerMethodField()
     separated = serializers.SerializerMethodField()
     interval_tail = serializers.SerializerMethodField()
+    rank_interval = serializers.SerializerMethodField()
 
     class Meta:
         model = ItemScore
@@ -87,6 +100,7 @@ class ItemScoreSerializer(serializers.ModelSerializer):
             "worst",
             "appearances",
             "rank",
+            "rank_interval",
             "design_group",
             "source",
             "group",
@@ -118,6 +132,15 @@ class ItemScoreSerializer(serializers.ModelSerializer):
         mark = cuts.mark(item.score, item.appearances) if cuts is not None else None
         return None if mark is None else mark.as_dict()
 
+    def get_rank_interval(self, item) -> dict | None:
+        """The item's rank with 95% intervals (marginal: low, high; all items at once:
+        simultaneous_low, simultaneous_high); null when the run has none."""
+        found = (self.context.get("ranks") or {}).get(item.item_id)
+        if not found:
+            return None
+        names = ("low", "high", "simultaneous_low", "simultaneous_high")
+        return dict(zip(names, found, strict=True))
+
     def get_group(self, item) -> int | None:
         """Group number (1 the largest) when the items fall into separate groups."""
         if item.score is None:
@@ -141,6 +164,7 @@ class ScoresOutputSerializer(RunSerializer):
         context = {
             "diagnostics": selectors.run_diagnostics(run),
             "tails": OuterCuts.of(run.method, items.values_list("score", flat=True)),
+            "ranks": (run.ranks or {}).get("items"),
         }
         return ItemScoreSerializer(items, many=True, context=context).data
 

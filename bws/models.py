@@ -141,6 +141,13 @@ class ScoreRun(models.Model):
         help_text="The systems ranked (tuple_generation.system_key), with 95% intervals and "
         "rank sets (bws.source_scores.sources_summary); none without a system_key.",
     )
+    ranks = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Each item's rank with its 95% intervals (marginal and simultaneous, within "
+        "its group) and the items surely among the top k (bws.rank_results); none without "
+        "calibrated intervals.",
+    )
     data_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="Time of the newest answer this run read."
     )

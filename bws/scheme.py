@@ -24,8 +24,9 @@ from bws.configuration.vocabulary import (
 from projects.configuration.fields import Flag
 from projects.configuration.fields import Text as TextField
 from projects.configuration.scheme_options import SchemeEntry
-from projects.configuration.texts import Localized, gettext
+from projects.configuration.texts import Localized
 from projects.schemes.base import SchemeType, short
+from projects.texts import gettext
 
 
 class BwsOptions(SchemeEntry):

@@ -35,6 +35,7 @@ from .filemode import (
     write_score_table,
 )
 from .models import ItemScore, ScoreRun, ScoringState
+from .rank_results import study_ranks
 from .source_scores import ItemLabels, sources_summary, sources_table
 
 log = logging.getLogger(__name__)
@@ -258,7 +259,8 @@ def score_everything(
     makes the advice's projected reliability a range. ``design``: the adaptive strategy
     (bws.core.diagnostics marks intervals under iterative rounds approximate). Last: each
     annotator's estimated sensitivity (bws.core.annotator_model), None for counting or
-    bootstrap intervals."""
+    bootstrap intervals; then the rank intervals (bws.rank_results), None without
+    calibrated intervals."""
     report = score_judgments(
         judgments,
         method,
@@ -293,7 +295,9 @@ def score_everything(
         labels=labels,
     )
     annotators = getattr(report.intervals, "reliability", None)
-    return rows, reliability, points, stats, advice, sources, annotators
+    ranks = study_ranks(report, labels, seed=params.get("seed", 0))
+    ranks = None if ranks is None else ranks.to_dict(list(ids))
+    return rows, reliability, points, stats, advice, sources, annotators, ranks
 
 
 def _compute(run: ScoreRun) -> _Computed:
@@ -342,7 +346,7 @@ def _compute(run: ScoreRun) -> _Computed:
         model = model_reliability_entry(judgments, run.method, seed=params.get("seed", 0))
     design = None if adaptive is None else str(adaptive.strategy)
     labels = selectors.item_labels(project)
-    rows, reliability, points, stats, advice, sources, annotators = score_everything(
+    rows, reliability, points, stats, advice, sources, annotators, ranks = score_everything(
         *work, model=model, design=design, labels=labels
     )
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
@@ -358,6 +362,7 @@ def _compute(run: ScoreRun) -> _Computed:
             advice=_json_ready(advice.to_dict()),
             annotator_reliability=_annotator_reliability_dict(annotators, users),
             sources=sources,
+            ranks=ranks,
             convergence=[
                 {
                     "fraction": p.fraction,

@@ -98,6 +98,7 @@ def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
     texts = dict(
         project.items.filter(item_id__in=[i.item_id for i in page]).values_list("item_id", "text")
     )
+    ranked = (run.ranks or {}).get("items") or {}
     return {
         "histogram": charts.histogram(values),
         "coverage": charts.coverage([a for *_, a in scores]),
@@ -113,6 +114,7 @@ def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
                 "note": diagnostics.note(item.item_index, item.appearances),
                 "group": diagnostics.group(item.item_index) if item.score is not None else None,
                 "tail": cuts.mark(item.score, item.appearances),
+                "rank_span": _span(ranked.get(item.item_id)),
             }
             for item in page
         ],
@@ -123,6 +125,29 @@ def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:
         "group_key": _group_key(project, page),
         "n_groups": diagnostics.n_groups,
         "any_approximate": bool(run.diagnostics and run.diagnostics.get("n_approximate")),
+        "ranks": _ranks_context(run, texts),
+    }
+
+
+def _span(found) -> str | None:
+    """ "1-3" (or "2") for an item's marginal 95% rank interval; None without one."""
+    if not found:
+        return None
+    low, high = found[0], found[1]
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def _ranks_context(run: ScoreRun, texts: dict) -> dict | None:
+    """The top-k card: the items surely among the top k and those that may be."""
+    top = (run.ranks or {}).get("top_k")
+    if not top:
+        return None
+    return {
+        "k": top["k"],
+        "level": round(100 * run.ranks["level"]),
+        "confident": top["confident"],
+        "possible": [i for i in top["possible"] if i not in set(top["confident"])],
+        "procedure": run.ranks["procedure"],
     }
 
 

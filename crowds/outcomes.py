@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.utils.translation import get_language, gettext, gettext_lazy
 
 from crowds.models import Participant
-from projects.configuration.texts import pick
+from projects.texts import pick
 
 # An address fit for the Refresh header and a link: checked at upload already
 # (projects/configuration/schema.py); a config stored before that check is held to it here.

@@ -15,8 +15,8 @@ from crowds import outcomes, participant_list
 from crowds import participants as flow
 from labs.login_protection import client_address
 from projects.access import managed_project_or_404
-from projects.configuration.texts import pick
 from projects.downloads import attachment
+from projects.texts import pick
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 security_log = logging.getLogger("annolab.security")

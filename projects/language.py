@@ -78,6 +78,8 @@ class ProjectLanguage:
     def process_view(self, request, view_func, view_args, view_kwargs):
         match = getattr(request, "resolver_match", None)
         name = match.url_name if match else None
+        # Their scripts' strings come from the catalogue (base.html loads it on these).
+        request.people_page = name in PEOPLE_PAGES
         if name in PEOPLE_PAGES:
             slug = view_kwargs.get("slug")
             code = project_language(slug) if slug else None

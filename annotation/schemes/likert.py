@@ -9,8 +9,8 @@ from pydantic import ValidationInfo, model_validator
 from projects.configuration.fields import Flag, Text, detail, limited, limits_of, reraise
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import SchemeEntry
-from projects.configuration.texts import gettext
 from projects.schemes.base import WHOLE, SchemeType, label_names
+from projects.texts import gettext
 
 
 def _size(options: dict) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from projects.configuration.scheme_options import ChoiceOptions
-from projects.configuration.texts import gettext
 from projects.schemes.base import SchemeType, label_names, short
+from projects.texts import gettext
 
 
 class MultiselectOptions(ChoiceOptions):

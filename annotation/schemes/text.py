@@ -6,8 +6,8 @@ from typing import Any
 
 from projects.configuration.fields import Flag
 from projects.configuration.scheme_options import SchemeEntry
-from projects.configuration.texts import gettext
 from projects.schemes.base import SchemeType
+from projects.texts import gettext
 
 
 class TextOptions(SchemeEntry):

@@ -8,9 +8,9 @@ from typing import Any
 from projects.configuration.fields import Text as TextField
 from projects.configuration.labels import Labels
 from projects.configuration.scheme_options import LABELS_NOTE, SchemeEntry
-from projects.configuration.texts import gettext
 from projects.configuration.vocabulary import DEFAULT_STEPS_KEY
 from projects.schemes.base import SchemeType, json_type, label_names, short, too_many
+from projects.texts import gettext
 
 
 def _steps_key(options: dict) -> str:

@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from crowds.tests.test_participants import BLOCK, HEAD, make_project, start_url
 from projects.configuration import ConfigError, parse_config
-from projects.configuration.texts import pick
 from projects.tests.factories import MembershipFactory, UserFactory
+from projects.texts import pick
 
 PER_LANGUAGE = """participants:
   open_link: true

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from projects.configuration.issues import Issues
-from projects.configuration.texts import PerLanguage, sizes
+from projects.configuration.texts import sizes
 from projects.paths import PathRefused, confine
+from projects.texts import PerLanguage
 
 # Instructions are a page of text; a larger file is more likely a wrong path.
 MAX_INSTRUCTIONS_BYTES = 64 * 1024

@@ -1,6 +1,6 @@
 """Texts people read that a config may give per language: ``description: "..."`` or
-``description: {en: "...", de: "..."}``. The normal form keeps either shape; ``pick`` says
-which string a page shows."""
+``description: {en: "...", de: "..."}``, checked here. The normal form keeps either shape;
+``projects.texts.pick`` says which string a page shows."""
 
 from __future__ import annotations
 
@@ -12,22 +12,7 @@ from pydantic_core import PydanticCustomError
 from projects.configuration.fields import problem
 from projects.configuration.issues import nearest, type_name
 from projects.configuration.vocabulary import LANGUAGE_CODES
-
-# A text: one string, or one string per language code.
-PerLanguage = str | dict[str, str]
-
-
-def pick(text: PerLanguage | None, language: str | None, default: str | None = None) -> str:
-    """The string to show: ``language``'s (a regional code falls back to its base, "pt-br"
-    to "pt"), else ``default``'s (the project's language), else English, else the first."""
-    if text is None:
-        return ""
-    if isinstance(text, str):
-        return text
-    for code in (language, (language or "").split("-")[0], default, "en"):
-        if code and text.get(code):
-            return text[code]
-    return next(iter(text.values()), "")
+from projects.texts import PerLanguage
 
 
 def _per_language(value: Any) -> Any:
@@ -87,15 +72,3 @@ def sizes(text: PerLanguage) -> list[tuple[str, str]]:
     if isinstance(text, str):
         return [("", text)]
     return [(code, value) for code, value in text.items()]
-
-
-def gettext(message: str) -> str:
-    """``message`` in the active language where Django runs (a page, the API), as written
-    where it does not (the command line): answer checks run in both."""
-    from django.conf import settings  # at call time: the command line never loads Django
-
-    if not settings.configured:
-        return message
-    from django.utils.translation import gettext as translate  # likewise
-
-    return translate(message)

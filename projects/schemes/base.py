@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from projects.configuration.texts import gettext, pick
+from projects.texts import gettext, pick
 
 
 @dataclass(frozen=True)

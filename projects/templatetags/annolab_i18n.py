@@ -5,7 +5,7 @@ goes through the catalogue, so the built-in defaults ("Best", "Worst") are trans
 from django import template
 from django.utils.translation import get_language, gettext
 
-from projects.configuration.texts import pick
+from projects.texts import pick
 
 register = template.Library()
 

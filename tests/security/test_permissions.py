@@ -95,6 +95,7 @@ password_reset_complete                 200    200    200    200    200    200  
 # a made-up invite link: refused, whoever opens it
 invite-accept                           400    400    400    400    400    400    400    400
 favicon                                 301    301    301    301    301    301    301    301
+javascript-catalog                      200    200    200    200    200    200    200    200
 api-schema                              401    200    200    200    200    200    200    200
 api-docs                                302    200    200    200    200    200    200    200
 api-token                               405    405    405    405    405    405    405    405
