@@ -83,7 +83,11 @@ def test_dashboard_shows_systems_ranked_and_ranks_in_groups(client, demo, manage
     assert re.findall(r"<code>(sys_\w)</code>", systems) == TRUE_ORDER
     ranked = html.split("Ranked items", 1)[1].split("</table>", 1)[0]
     assert "<th>sentence_id</th><th>Rank in group</th>" in ranked
-    ranks = [int(r) for r in re.findall(r"<td>(\d+)</td>\s*<td><code>mt_", ranked)]
+    # each rank within its group, with its 95% interval within the group (5 systems)
+    cell = r"<td>(\d+)(?: <span [^>]*>\((\d+)(?:–(\d+))?\)</span>)?</td>\s*<td><code>mt_"
+    found = re.findall(cell, ranked)
+    ranks = [int(r) for r, _, _ in found]
+    assert all(low and 1 <= int(low) <= int(r) <= int(high or low) <= 5 for r, low, high in found)
     assert len(ranks) == 50 and max(ranks) <= 5 and ranks.count(1) >= 10
     assert ranked.count("<strong>") == 10  # each of the page's ten sentences named once
 
