@@ -7,6 +7,7 @@ from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bws.comparisons import CompareRefused, compare_items
 from projects.access import managed_project_or_404
 
 from . import scheduling, selectors
@@ -257,3 +258,44 @@ class RunApi(APIView):
         project = managed_project_or_404(request.user, slug)
         run = get_object_or_404(ScoreRun, project=project, pk=run_id)
         return Response(RunSerializer(run).data)
+
+
+class CompareApi(APIView):
+    """Is A above B? Every pair of the items asked, from the answers as they are now."""
+
+    @extend_schema(
+        tags=["Scores"],
+        operation_id="scores_compare",
+        summary="Pairwise questions about items",
+        description="Every pair of the items asked (2 to 20 item ids, comma-separated): the "
+        "difference of their scores, its standard deviation, the two-sided p-value and "
+        "Holm's adjusted p-value over the pairs, and the verdict at 95%: first_above, "
+        "second_above or not_told_apart. Scored with calibrated intervals by the method "
+        "asked (default: that of the scheme's latest scores).",
+        parameters=[
+            OpenApiParameter("items", str, required=True, description="item ids, a,b,c"),
+            OpenApiParameter("scheme", str, description="BWS scheme (default: the first)"),
+            OpenApiParameter("method", str, enum=list(METHODS)),
+        ],
+        responses={200: dict},
+    )
+    def get(self, request, slug):
+        project = managed_project_or_404(request.user, slug)
+        schemes = selectors.bws_scheme_names(project)
+        scheme = request.query_params.get("scheme") or (schemes[0] if schemes else "")
+        if scheme not in schemes:
+            raise ValidationError({"scheme": [f"no best-worst scheme {scheme!r}"]})
+        method = request.query_params.get("method") or None
+        if method and method not in METHODS:
+            raise ValidationError({"method": [f"choose one of {', '.join(METHODS)}"]})
+        if method is None:
+            latest = selectors.latest_good_run(project, scheme, None)
+            method = latest.method if latest is not None else "counting"
+        ids = [part.strip() for part in request.query_params.get("items", "").split(",")]
+        try:
+            found = compare_items(
+                project, scheme=scheme, method=method, item_ids=[i for i in ids if i]
+            )
+        except CompareRefused as exc:
+            raise ValidationError({"items": [str(exc)]}) from exc
+        return Response(found)

@@ -7,6 +7,9 @@ urlpatterns = [
     path(
         "projects/<slug:slug>/scores/runs/<int:run_id>/", api.RunApi.as_view(), name="api-score-run"
     ),
+    path(
+        "projects/<slug:slug>/scores/compare/", api.CompareApi.as_view(), name="api-scores-compare"
+    ),
     path("projects/<slug:slug>/quality/", api_quality.QualityApi.as_view(), name="api-quality"),
     path(
         "projects/<slug:slug>/exclusions/",

@@ -72,3 +72,42 @@ def test_bootstrap_intervals_store_no_ranks(scored):  # noqa: F811
     )
     done = services.execute_run(queued.pk)
     assert done.status == "ok" and done.ranks is None
+
+
+@pytest.fixture
+def api(scored):  # noqa: F811
+    user = UserFactory(username="api-rita")
+    Membership.objects.create(user=user, project=scored, role="manager")
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_the_api_answers_pairwise_questions_with_holm(api):
+    url = "/api/v1/projects/mt/scores/compare/"
+    found = api.get(url, {"items": "sys_a,sys_f,sys_b", "method": "bradley_terry"})
+    assert found.status_code == 200
+    data = found.json()
+    assert data["correction"] == "holm" and data["level"] == 0.95
+    pairs = {(p["first"], p["second"]): p for p in data["pairs"]}
+    assert set(pairs) == {("sys_a", "sys_f"), ("sys_a", "sys_b"), ("sys_f", "sys_b")}
+    # the annotators preferred sys_a over sys_f every time it mattered
+    assert pairs[("sys_a", "sys_f")]["verdict"] == "first_above"
+    for pair in pairs.values():
+        assert pair["p_value"] <= pair["p_holm"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ({"items": "sys_a"}, "at least two item ids"),
+        ({"items": "sys_a,nope"}, "no item 'nope'"),
+        ({"items": ",".join(f"x{n}" for n in range(21))}, "at most 20 items"),
+        ({"items": "sys_a,sys_b", "method": "wald"}, "choose one of"),
+        ({"items": "sys_a,sys_b", "scheme": "nope"}, "no best-worst scheme"),
+    ],
+)
+def test_a_bad_pairwise_question_is_a_400_with_a_message(api, query, words):
+    refused = api.get("/api/v1/projects/mt/scores/compare/", query)
+    assert refused.status_code == 400
+    assert words in str(refused.json())

@@ -123,6 +123,7 @@ api-agreement                           401    404    404    404    404    404  
 api-scores                              401    404    404    404    404    404    200    200
 POST api-scores                         401    404    404    404    404    404    400    400
 api-score-run                           401    404    404    404    404    404    200    200
+api-scores-compare                      401    404    404    404    404    404    400    400
 api-members                             401    404    404    404    404    404    200    200
 POST api-members                        401    404    404    404    404    404    400    400
 DELETE api-members                      401    404    404    404    404    404    400    400
