@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from bws.comparisons import CompareRefused, compare_items
 from projects import selectors as project_selectors
 from projects.access import managed_project_or_404
 from projects.downloads import attachment
@@ -75,7 +76,20 @@ def dashboard(request, slug):
     if run is not None and run.n_judgments:
         context.update(_scores_context(project, run, request.GET.get("page"), diagnostics))
         context.update(_systems_context(run))
+        context["compared"] = _compared(project, scheme, run, request.GET.get("compare"))
     return render(request, "bws/dashboard.html", context)
+
+
+def _compared(project, scheme: str, run: ScoreRun, asked: str | None) -> dict | None:
+    """The pairwise questions of the dashboard's form (?compare=a,b,c), or the refusal."""
+    if not asked:
+        return None
+    ids = [part.strip() for part in asked.split(",") if part.strip()]
+    try:
+        found = compare_items(project, scheme=scheme, method=run.method, item_ids=ids)
+    except CompareRefused as exc:
+        return {"asked": asked, "error": str(exc)}
+    return {"asked": asked, **found}
 
 
 def _scores_context(project, run: ScoreRun, page_number, diagnostics) -> dict:

@@ -28,3 +28,12 @@ def test_the_top_k_card_and_rank_ranges(browser_page, live_server, scored):  # n
         assert wide <= width, f"the dashboard is {wide} px wide at {width} px"
         card.screenshot(path=ARTIFACTS / f"ranks-top-k-{width}.png")
         page.locator("table.ranked").screenshot(path=ARTIFACTS / f"ranks-table-{width}.png")
+    # a pairwise question from the card's form
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.get_by_label("Is one item above another?", exact=False).fill("sys_a, sys_f, sys_c")
+    page.get_by_role("button", name="Compare").click()
+    table = page.get_by_role("table", name="Pairwise questions")
+    assert table.locator("tbody tr").count() == 3
+    assert "sys_a is above" in table.inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.locator("[data-top-k]").screenshot(path=ARTIFACTS / "ranks-compare-390.png")

@@ -111,3 +111,14 @@ def test_a_bad_pairwise_question_is_a_400_with_a_message(api, query, words):
     refused = api.get("/api/v1/projects/mt/scores/compare/", query)
     assert refused.status_code == 400
     assert words in str(refused.json())
+
+
+def test_the_dashboard_answers_pairwise_questions_and_refuses_in_words(manager_client, run):  # noqa: F811
+    url = reverse("bws-dashboard", args=["mt"])
+    html = manager_client.get(url, {"compare": "sys_a, sys_f"}).content.decode()
+    assert 'aria-label="Pairwise questions"' in html and "sys_a is above" in html
+    refused = manager_client.get(url, {"compare": "sys_a,nope"})
+    assert refused.status_code == 200  # the page, with the form's message under it
+    text = refused.content.decode()
+    assert 'id="compare-error" role="alert">no item &#x27;nope&#x27; in this project' in text
+    assert 'aria-invalid="true"' in text
