@@ -65,3 +65,25 @@ def test_a_command_still_loads_what_it_needs(tmp_path):
     done, modules = imported_by("-m", "bws", *args)
     assert done.returncode == 0, done.stderr[-2000:]
     assert {"numpy", "scipy", "projects.configuration"} <= modules
+
+
+def test_the_score_command_loads_no_stats_optimize_or_django(tmp_path):
+    """`python -m bws score` (Plackett-Luce, calibrated intervals, annotators' sensitivities
+    tested) pays no import of scipy.stats, scipy.optimize or Django: half its start-up time
+    once went to them (benchmarks/cli_score_time.py)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from cli_score_time import write_study
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    config = write_study(tmp_path, 60, 8, "plackett_luce")
+    done, modules = imported_by("-m", "bws", "score", "--config", str(config), "--ranks")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Scored 60 items" in done.stdout and "Ranks with 95% intervals" in done.stdout
+    assert "bws.core.annotator_model" in modules  # the import list was read
+    loaded = [
+        name
+        for name in modules
+        if name.split(".")[0] == "django" or name.startswith(("scipy.stats", "scipy.optimize"))
+    ]
+    assert loaded == []

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from bws.core.intervals import Intervals
 from bws.core.judgments import Judgments
@@ -184,7 +184,7 @@ def bonferroni_rank_intervals(
     decided_below = np.zeros((r, n), dtype=bool)
     left = family
     for _ in range(MAX_STEPS):
-        critical = stats.norm.isf(tail / max(left, 1))
+        critical = -special.ndtri(tail / max(left, 1))
         new_above = ~decided_above & (t > critical)
         new_below = ~decided_below & (reverse > critical)
         count = int(new_above.sum() + new_below.sum())
@@ -203,7 +203,7 @@ def bonferroni_rank_intervals(
     below = np.zeros((r, n), dtype=bool)
     left_rows = np.full(r, 2 * (n - 1))
     for _ in range(MAX_STEPS):
-        critical = stats.norm.isf(tail / np.maximum(left_rows, 1))[:, None]
+        critical = -special.ndtri(tail / np.maximum(left_rows, 1))[:, None]
         new_above = ~above & (t > critical)
         new_below = ~below & (-t > critical)
         new_below[np.arange(r), rows] = False
@@ -267,7 +267,7 @@ def pairwise(
     spread = np.asarray(sd, dtype=float)[first, second]
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(spread > 0, difference / spread, np.sign(difference) * np.inf)
-    p = np.where(np.isnan(z), 1.0, 2.0 * stats.norm.sf(np.abs(np.nan_to_num(z))))
+    p = np.where(np.isnan(z), 1.0, 2.0 * special.ndtr(-np.abs(np.nan_to_num(z))))
     adjusted = holm(p)
     tail = 1.0 - level
     return [

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 LEVEL = 0.95
 GROUP_CLUSTERS, ITEM_CLUSTERS = "group", "item"
@@ -186,7 +186,7 @@ def source_effects(
         meat = contributions.T @ contributions * n_clusters / (n_clusters - 1)
         covariance = inverse @ meat @ inverse
         se = np.sqrt(np.clip(np.diag(covariance), 0, None))
-        critical = stats.t.ppf(0.5 + level / 2, n_clusters - 1)
+        critical = special.stdtrit(n_clusters - 1, 0.5 + level / 2)
         low, high = effect - critical * se, effect + critical * se
         rank_low, rank_high = _rank_sets(effect, covariance, n_clusters - 1, level)
     rank = np.empty(n_sources, dtype=np.int64)
@@ -221,7 +221,7 @@ def _rank_sets(
     variance = np.diag(covariance)
     spread = variance[:, None] + variance[None, :] - 2 * covariance
     se = np.sqrt(np.clip(spread, 0, None))
-    critical = stats.t.ppf(1 - (1 - level) / (2 * (n - 1)), df)
+    critical = special.stdtrit(df, 1 - (1 - level) / (2 * (n - 1)))
     difference = effect[None, :] - effect[:, None]  # [s, t]: t minus s
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, difference / se, 0.0)

@@ -175,3 +175,20 @@ def test_few_judgments_per_annotator_still_open_the_joint_fit(rep, monkeypatch):
     assert intervals.reliability.joint
     assert covered(plain, truth) < 0.9
     assert covered(intervals, truth) > 0.93
+
+
+def test_the_mixtures_largest_likelihood_is_scipys_bounded_maximum():
+    """The grid search of the clicker share finds what scipy.optimize finds."""
+    from scipy import optimize
+
+    from bws.core.annotator_model import _largest_mixture
+
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        zero, one = rng.normal(-30, 5, 40), rng.normal(-28, 5, 40)
+
+        def minus(share, zero=zero, one=one):
+            return -float(np.sum(np.logaddexp(np.log(share) + zero, np.log1p(-share) + one)))
+
+        best = optimize.minimize_scalar(minus, bounds=(1e-9, 1 - 1e-9), method="bounded")
+        assert _largest_mixture(zero, one) == pytest.approx(-best.fun, abs=1e-6)
