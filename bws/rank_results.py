@@ -32,6 +32,15 @@ from bws.source_scores import ItemLabels
 # one dense covariance of every shown item, so they stop earlier.
 MAX_RANKED_ITEMS = 20_000
 MAX_GROUPED_ITEMS = 2_000
+# Below this many items ranked together, the model fits' rank intervals covered less than
+# stated (benchmarks/rank_coverage.py: Bradley-Terry and Plackett-Luce 0.71-0.79 marginal at
+# 6 to 8 items, 0.94-0.95 at 10, 0.99-1.00 from 14; counting 1.00 from 6): they are marked
+# approximate with that figure.
+MIN_MODEL_ITEMS = 14
+SMALL_NOTE = (
+    "approximate: with fewer than 14 items ranked together, the model fits' 95% rank "
+    "intervals held the true rank in 71-95% of simulated studies (benchmarks/RESULTS.md, Ranks)"
+)
 # Pairwise questions: at most this many items at once (their pairs grow quadratically).
 MAX_COMPARED_ITEMS = 20
 
@@ -48,8 +57,10 @@ class RankTable:
     procedure: str
     grouped: bool
     k: int | None = None
+    note: str | None = None  # why the intervals are approximate, if they are
     confident: list[int] = field(default_factory=list)  # surely in the top k (indices)
     possible: list[int] = field(default_factory=list)  # hold the top k between them
+    note: str | None = None  # why the intervals are approximate, if they are
 
     def to_dict(self, ids: list[str]) -> dict:
         """JSON-ready: item id -> [low, high, simultaneous low, simultaneous high]."""
@@ -66,6 +77,7 @@ class RankTable:
             "level": self.level,
             "procedure": self.procedure,
             "grouped": self.grouped,
+            "note": self.note,
             "items": items,
             "top_k": None
             if self.k is None
@@ -121,6 +133,8 @@ def study_ranks(
         table.k = min(k or default_k(shown.size), shown.size)
         top = top_k_sets(found.simultaneous_low, found.simultaneous_high, table.k, found.ranked)
         table.confident, table.possible = top.confident.tolist(), top.possible.tolist()
+        if intervals.method != "counting" and shown.size < MIN_MODEL_ITEMS:
+            table.note = SMALL_NOTE
         return table
     if shown.size > MAX_GROUPED_ITEMS:
         return None
@@ -145,7 +159,10 @@ def study_ranks(
             strict=True,
         ):
             array[items] = values
-    return RankTable(*arrays, level, "bootstrap", True)
+    table = RankTable(*arrays, level, "bootstrap", True)
+    if intervals.method != "counting" and min(map(len, members.values())) < MIN_MODEL_ITEMS:
+        table.note = SMALL_NOTE
+    return table
 
 
 def compare(report, items: list[int], *, level: float = DEFAULT_LEVEL) -> list[PairComparison]:
@@ -166,6 +183,8 @@ def rank_lines(table: RankTable, ids: list[str], scores: np.ndarray, limit: int 
     order = ranked[np.lexsort((-scores[ranked], table.low[ranked]))]
     where = " within its group" if table.grouped else ""
     lines = [f"Ranks with {level}% intervals{where} (marginal; all at once):"]
+    if table.note:
+        lines.append(f"  ({table.note})")
     for i in order[:limit]:
         lines.append(
             f"  {ids[i]}: {_span(table.low[i], table.high[i])}; "

@@ -162,6 +162,7 @@ def _ranks_context(run: ScoreRun, texts: dict) -> dict | None:
         "confident": top["confident"],
         "possible": [i for i in top["possible"] if i not in set(top["confident"])],
         "procedure": run.ranks["procedure"],
+        "note": run.ranks.get("note"),
     }
 
 
