@@ -404,16 +404,20 @@ def model_intervals(
         shrinkage, scores, variance = estimate_shrinkage(
             judgments, method, temper=temper, weak=weak, model=model
         )
-        # Annotators who differ in reliability: refitted with each one's sensitivity.
-        joint = annotator_model.joint_fit(
-            judgments,
-            method,
-            pooled=scores,
-            shrinkage=shrinkage,
-            estimate=estimate_shrinkage,
-            temper=temper,
-            level=level,
-        )
+        # Annotators who differ in reliability: refitted with each one's sensitivity. One
+        # annotator has no one to differ from (and the test's fits cost most of the time
+        # of a large one-annotator study: benchmarks/scale.py).
+        joint = None
+        if np.count_nonzero(np.bincount(judgments.annotators)) > 1:
+            joint = annotator_model.joint_fit(
+                judgments,
+                method,
+                pooled=scores,
+                shrinkage=shrinkage,
+                estimate=estimate_shrinkage,
+                temper=temper,
+                level=level,
+            )
         reliability = getattr(joint, "reliability", joint)
         if isinstance(joint, annotator_model.JointFit):
             model, shrinkage, scores, variance = (
