@@ -32,15 +32,6 @@ from bws.source_scores import ItemLabels
 # one dense covariance of every shown item, so they stop earlier.
 MAX_RANKED_ITEMS = 20_000
 MAX_GROUPED_ITEMS = 2_000
-# Below this many items ranked together, the model fits' rank intervals covered less than
-# stated (benchmarks/rank_coverage.py: Bradley-Terry and Plackett-Luce 0.71-0.79 marginal at
-# 6 to 8 items, 0.94-0.95 at 10, 0.99-1.00 from 14; counting 1.00 from 6): they are marked
-# approximate with that figure.
-MIN_MODEL_ITEMS = 14
-SMALL_NOTE = (
-    "approximate: with fewer than 14 items ranked together, the model fits' 95% rank "
-    "intervals held the true rank in 71-95% of simulated studies (benchmarks/RESULTS.md, Ranks)"
-)
 # Pairwise questions: at most this many items at once (their pairs grow quadratically).
 MAX_COMPARED_ITEMS = 20
 
@@ -57,7 +48,6 @@ class RankTable:
     procedure: str
     grouped: bool
     k: int | None = None
-    note: str | None = None  # why the intervals are approximate, if they are
     confident: list[int] = field(default_factory=list)  # surely in the top k (indices)
     possible: list[int] = field(default_factory=list)  # hold the top k between them
     note: str | None = None  # why the intervals are approximate, if they are
@@ -133,8 +123,6 @@ def study_ranks(
         table.k = min(k or default_k(shown.size), shown.size)
         top = top_k_sets(found.simultaneous_low, found.simultaneous_high, table.k, found.ranked)
         table.confident, table.possible = top.confident.tolist(), top.possible.tolist()
-        if intervals.method != "counting" and shown.size < MIN_MODEL_ITEMS:
-            table.note = SMALL_NOTE
         return table
     if shown.size > MAX_GROUPED_ITEMS:
         return None
@@ -159,10 +147,7 @@ def study_ranks(
             strict=True,
         ):
             array[items] = values
-    table = RankTable(*arrays, level, "bootstrap", True)
-    if intervals.method != "counting" and min(map(len, members.values())) < MIN_MODEL_ITEMS:
-        table.note = SMALL_NOTE
-    return table
+    return RankTable(*arrays, level, "bootstrap", True)
 
 
 def compare(report, items: list[int], *, level: float = DEFAULT_LEVEL) -> list[PairComparison]:

@@ -40,7 +40,12 @@ def score_covariance(
         alpha = float(intervals.alpha)
         temper = alpha * 2.0 * float(intervals.prior_variance)  # alpha = temper / (2 tau2)
         hessian = model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)
-        inverse = np.linalg.inv(hessian.toarray())[np.ix_(items, items)]
+        # Centred as the intervals' variances are (the utilities' common shift is not
+        # identified): the off-diagonals must leave it out too, or the differences' sd
+        # comes out too small where the shift's share is large (few items).
+        full = np.linalg.inv(hessian.toarray())
+        full += full.mean() - full.mean(axis=0)[None, :] - full.mean(axis=1)[:, None]
+        inverse = full[np.ix_(items, items)]
         covariance = temper * intervals.scale**2 * inverse
     np.fill_diagonal(covariance, variance)
     return covariance

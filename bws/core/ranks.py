@@ -20,8 +20,10 @@ Up to DENSE_ITEMS items the covariance is exact and the critical values come fro
 ``draws`` normal draws. Above, the covariance of a difference is taken as the sum of the
 variances (less counting's shared-judgment covariance, ``bws.core.rank_covariance``) and
 the critical values from Bonferroni's bound stepped down as Holm's: valid whatever the
-dependence, a little wider. Above PAIR_BUDGET comparisons, only the top items by score
-(or the items asked for) get intervals, each against every item.
+dependence, a little wider (for model fits the covariances of centred utilities left out
+are about -var/(n - 1): under 0.5% of a difference's variance above 400 items). Above
+PAIR_BUDGET comparisons, only the top items by score (or the items asked for) get intervals,
+each against every item.
 
 Ranks are 1 for the highest score; pairwise questions take Holm's correction.
 """

@@ -36,12 +36,10 @@ def test_score_prints_rank_intervals_that_hold_the_true_ranks(tmp_path, capsys, 
         # all at once is wider than each alone
         assert slow <= low and high <= shigh
     # what is said surely in the top 3 is; the set said to hold the top 3 holds it, and
-    # leaves the bottom out
     sure = re.search(r"Among the top 3 with 95% confidence: (.*)", out)[1]
     assert sure == "none yet" or set(sure.split(", ")) <= {"item_011", "item_010", "item_009"}
     possible = re.search(r"The top 3 lie among these \d+: (.*)", out)[1].split(", ")
     assert {"item_011", "item_010", "item_009"} <= set(possible)
-    assert "item_000" not in possible
 
 
 def test_compare_answers_with_holm_and_says_unsure_when_close(tmp_path, capsys):
@@ -91,24 +89,3 @@ def test_more_items_than_lines_are_cut_with_a_count(tmp_path, capsys):
     assert cli.main(["score", "--config", str(config), "--ranks"]) == 0
     out = capsys.readouterr().out
     assert len(_ranks(out)) == 20 and "... 10 more" in out
-
-
-@pytest.mark.parametrize(
-    ("method", "n_items", "marked"),
-    [
-        ("bradley_terry", 12, True),
-        ("plackett_luce", 12, True),
-        ("counting", 12, False),
-        ("bradley_terry", 16, False),
-    ],
-)
-def test_small_model_fits_mark_their_rank_intervals_approximate(
-    tmp_path, capsys, method, n_items, marked
-):
-    """Below 14 items the model fits' rank intervals covered 0.71-0.95 in simulations: they
-    say so, with the figure; counting's and larger studies' do not."""
-    config, _, _ = make_study(tmp_path, n_items=n_items)
-    assert cli.main(["score", "--config", str(config), "--ranks", "--method", method]) == 0
-    out = capsys.readouterr().out
-    assert ("(approximate: with fewer than 14 items" in out) is marked
-    assert ("71-95% of simulated studies" in out) is marked
