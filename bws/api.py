@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bws.comparisons import CompareRefused, compare_items
+from bws.rank_results import ranks_with_k
 from projects.access import managed_project_or_404
 
 from . import scheduling, selectors
@@ -193,6 +194,11 @@ class ScoresApi(APIView):
         parameters=[
             OpenApiParameter("scheme", str, description="BWS scheme (default: the first)"),
             OpenApiParameter("method", str, enum=list(METHODS)),
+            OpenApiParameter(
+                "k",
+                int,
+                description="the k of ranks.top_k (default: 10% of the items, 1 to 10)",
+            ),
         ],
         responses={200: ScoresOutputSerializer},
     )
@@ -208,7 +214,14 @@ class ScoresApi(APIView):
         run = selectors.latest_good_run(project, scheme, method)
         if run is None:
             raise NotFound("no scores yet for this scheme and method")
-        return Response(ScoresOutputSerializer(run).data)
+        data = ScoresOutputSerializer(run).data
+        asked = request.query_params.get("k")
+        if asked is not None:
+            try:
+                data["ranks"] = ranks_with_k(run.ranks, asked)
+            except ValueError as exc:
+                raise ValidationError({"k": [str(exc)]}) from exc
+        return Response(data)
 
     @extend_schema(
         tags=["Scores"],

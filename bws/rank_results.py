@@ -79,6 +79,34 @@ class RankTable:
         }
 
 
+def ranks_with_k(stored: dict | None, asked: str) -> dict:
+    """A run's stored ranks with the top-k statement for another k (from the stored
+    simultaneous intervals); ValueError in plain words for a k that cannot be used."""
+    if not stored or not stored.get("items"):
+        raise ValueError("this run has no rank intervals (they need calibrated intervals)")
+    if stored.get("grouped"):
+        raise ValueError("ranks are within groups here: no top k runs across them")
+    items = stored["items"]
+    try:
+        k = int(asked)
+    except ValueError:
+        raise ValueError(f"give a whole number, got {asked!r}") from None
+    if not 1 <= k <= len(items):
+        raise ValueError(f"give a k from 1 to {len(items)} (the items ranked)")
+    ids = list(items)
+    low = np.array([items[i][2] for i in ids])
+    high = np.array([items[i][3] for i in ids])
+    top = top_k_sets(low, high, k, np.ones(len(ids), dtype=bool))
+    return {
+        **stored,
+        "top_k": {
+            "k": k,
+            "confident": [ids[i] for i in top.confident],
+            "possible": [ids[i] for i in top.possible],
+        },
+    }
+
+
 def calibrated(intervals) -> bool:
     """Calibrated intervals (bws.core.intervals), the ones rank intervals build on; not the
     bootstrap's percentile intervals."""

@@ -122,3 +122,19 @@ def test_the_dashboard_answers_pairwise_questions_and_refuses_in_words(manager_c
     text = refused.content.decode()
     assert 'id="compare-error" role="alert">no item &#x27;nope&#x27; in this project' in text
     assert 'aria-invalid="true"' in text
+
+
+def test_the_api_states_the_top_k_for_the_k_asked(api, run):
+    data = api.get("/api/v1/projects/mt/scores/", {"k": "3"}).json()
+    top = data["ranks"]["top_k"]
+    assert top["k"] == 3
+    items = run.ranks["items"]
+    # surely in the top 3: its simultaneous upper bound is at most 3; possibly: lower <= 3
+    assert all(items[i][3] <= 3 for i in top["confident"])
+    assert {i for i, bounds in items.items() if bounds[2] <= 3} == set(top["possible"])
+
+
+@pytest.mark.parametrize(("k", "words"), [("0", "from 1 to"), ("99", "from 1 to"), ("x", "whole")])
+def test_a_bad_k_is_a_400_with_a_message(api, k, words):
+    refused = api.get("/api/v1/projects/mt/scores/", {"k": k})
+    assert refused.status_code == 400 and words in str(refused.json()["errors"]["k"])
