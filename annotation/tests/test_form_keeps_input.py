@@ -227,7 +227,10 @@ def test_best_worst_choices_come_back_with_the_incomplete_scheme_marked(client, 
     assert f'name="adequacy__worst" value="{ids[3]}" data-key="r" checked' in page
     assert re.search(r'id="adequacy-error">adequacy: choose the best item<', page)
     adequacy = cells(page, "adequacy__best")
-    assert adequacy and all('aria-describedby="adequacy-error"' in t for t in adequacy)
+    # each choice is described by its item's text and, when refused, by the message
+    assert adequacy and all(
+        re.search(r'aria-describedby="item-\d-text adequacy-error"', t) for t in adequacy
+    )
     assert not any('aria-invalid="true"' in t for t in cells(page, "fluency__best"))
     assert not Annotation.objects.exists()
 

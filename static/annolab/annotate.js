@@ -112,12 +112,33 @@
   document.querySelectorAll(".rows-scroll").forEach(function (wrap) {
     wrap.hidden = !wrap.querySelector("tr.data-row");
   });
+  // A screen reader reads a cell's own name, not its column's: each control's name says
+  // which row it is in ("start (s), row 2"), numbered again when rows come and go.
+  function numberRows(table) {
+    table.querySelectorAll("tr.data-row").forEach(function (row, index) {
+      var number = String(index + 1);
+      row.querySelectorAll("input[aria-label], select[aria-label]").forEach(function (control) {
+        if (!control.dataset.name) control.dataset.name = control.getAttribute("aria-label");
+        control.setAttribute(
+          "aria-label",
+          gettext("%(label)s, row %(number)s")
+            .replace("%(label)s", control.dataset.name).replace("%(number)s", number)
+        );
+      });
+      var remove = row.querySelector(".remove-row");
+      if (remove) {
+        remove.setAttribute("aria-label", gettext("Remove row %(number)s").replace("%(number)s", number));
+      }
+    });
+  }
+  document.querySelectorAll("table[data-rows]").forEach(numberRows);
   function addRow(table) {
     var wrap = table.closest(".rows-scroll");
     var template = wrap.querySelector("template.row-template");
     var row = template.content.querySelector("tr.data-row").cloneNode(true);
     table.tBodies[0].appendChild(row);
     wrap.hidden = false;
+    numberRows(table);
     return row;
   }
   document.querySelectorAll(".add-row").forEach(function (button) {
@@ -137,6 +158,7 @@
     var next = row.nextElementSibling;
     if (next && next.classList.contains("row-error-message")) body.removeChild(next);
     body.removeChild(row);
+    numberRows(body.closest("table"));
     if (!body.querySelector("tr.data-row")) body.closest(".rows-scroll").hidden = true;
   }
   form.addEventListener("click", function (event) {
