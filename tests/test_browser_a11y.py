@@ -3,7 +3,8 @@ in static/vendor/axe-core/, injected by this test only; no page loads it) checks
 of page against WCAG 2.0, 2.1 and 2.2 A and AA in Debian's chromium: the BWS choice page,
 a page of radio, multiselect, likert and text questions, the demo's clip page (3D boxes,
 segment timelines, tiers), and a participant's way from the link through the consent, the
-instructions, the training and a unit to the completion code. No violation of impact
+instructions, the training and a unit to the completion code; a refused answer and a
+phone's width too. No violation of impact
 serious or critical may remain, but those listed in ALLOWED with their reason."""
 
 import json
@@ -132,6 +133,16 @@ def test_annotator_and_participant_pages_pass_axe(webgl_page, live_server, tmp_p
     open_work(page, f"{base}/projects/mt-ranking/annotate/", axe, "bws")
     page.wait_for_selector("#annotate-form")
     axe.check("bws-unit")
+    # Half an answer is refused: the page comes back with its message beside the question.
+    page.keyboard.press("1")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.locator(".field-error").count()
+    axe.check("bws-unit-refused")
+    # On a phone each item is a card with its choices under it.
+    page.set_viewport_size({"width": 390, "height": 844})
+    axe.check("bws-unit-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
     for key in "1w3q":  # best and worst of both dimensions: the chosen states are drawn
         page.keyboard.press(key)
     assert page.locator("#annotate-form input[type=radio]:checked").count() == 4
@@ -182,6 +193,9 @@ def test_annotator_and_participant_pages_pass_axe(webgl_page, live_server, tmp_p
     page.goto(f"{base}/p/study/")
     page.wait_for_url("**/projects/study/annotate/*/")
     axe.check("participant-unit")
+    page.set_viewport_size({"width": 390, "height": 844})
+    axe.check("participant-unit-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.get_by_label("polite", exact=True).check()
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url("**/p/study/done/")

@@ -1,6 +1,7 @@
 """The pages annotators and participants work on, used with the keyboard alone and read by a
 screen reader (Debian's chromium): Tab reaches every control of the page in turn, each shows
-a focus ring that stands out from what is around it (WCAG 2.2 non-text contrast, 3:1), and the
+a focus ring that stands out from what is around it and every field's edge does too (WCAG 2.2
+non-text contrast, 3:1), and the
 controls carry the names and roles a screen reader announces: each best-worst choice says
 which question and which item it is, every question's options form a named group, every cell
 of a segments or boxes table says its column and its row."""
@@ -53,7 +54,11 @@ FOCUSED = """() => {
     if (!clear) { background = colour; break; }
   }
   const key = el.type === 'radio' ? 'radio:' + el.name : el.dataset.kbStop || '';
+  // A field one types into is found by its edge: that edge's colour, where it has one.
+  const typed = el.matches('input:not([type=radio]):not([type=checkbox]), select, textarea');
+  const edge = typed && parseFloat(style.borderBottomWidth) > 0 ? style.borderBottomColor : null;
   return {
+    edge: edge,
     key: key, tag: el.tagName.toLowerCase(), html: el.outerHTML.slice(0, 90),
     inMain: !!el.closest('main'),
     style: style.outlineStyle, width: parseFloat(style.outlineWidth),
@@ -95,6 +100,12 @@ def tab_through(page, name: str, limit: int = 300) -> list[str]:
             break  # round to the start again
         first = first or now["html"]
         reached.add(now["key"])
+        if now["edge"] and contrast(now["edge"], now["background"]) < 3:
+            ratio = contrast(now["edge"], now["background"])
+            problems.append(
+                f"{name}: the edge of a field, {now['edge']} on {now['background']}, is "
+                f"{ratio:.2f}:1 (at least 3:1) on {now['html']}"
+            )
         if now["style"] in ("none", "hidden") or now["width"] < 2:
             problems.append(f"{name}: no focus ring on {now['html']}")
         elif now["style"] != "auto" and contrast(now["colour"], now["background"]) < 3:
