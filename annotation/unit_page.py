@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils.translation import gettext
 
+from annotation import people
 from annotation.models import Assignment
 from projects import hot_sql
 from projects.models import Instance, Project, Unit
@@ -189,13 +190,17 @@ def _answered_before(project: Project, user, held: Assignment) -> int:
 
 
 def heading(project: Project, user, unit: Unit, *, answered: Assignment | None, progress) -> str:
-    """What a person reads above a unit: its place in their own sequence ("Tuple 7 of 22"),
+    """What a person reads above a unit: its place in their own sequence ("Tuple 7 of 22";
+    a participant, "Unit 2 of 3": their quota),
     the k-th unit they were handed, a check the same as any unit; never the unit's place in
     the project, which would tell a check (made after the others) from an ordinary unit."""
     if is_training(unit):
         return gettext("Training unit")
     number = progress.done + 1 if answered is None else _answered_before(project, user, answered)
-    if unit.kind == Unit.Kind.TUPLE:
+    if people.rules.is_participant(project, user):
+        # a crowd participant counts the units of their quota, whatever their kind
+        text = gettext("Unit %(number)s of %(total)s")
+    elif unit.kind == Unit.Kind.TUPLE:
         text = gettext("Tuple %(number)s of %(total)s")
     else:
         text = gettext("Item %(number)s of %(total)s")

@@ -279,7 +279,7 @@ def test_the_unit_page_shows_the_study_and_the_quota_not_the_site_menu(project):
 
 
 def unit_heading(page: str) -> str:
-    return re.search(r"(?:Item|Tuple) \d+ of \d+", page).group(0)
+    return re.search(r"(?:Item|Tuple|Unit) \d+ of \d+", page).group(0)
 
 
 def test_a_participant_counts_their_quota_not_the_projects_units(db, tmp_path):
@@ -292,9 +292,9 @@ def test_a_participant_counts_their_quota_not_the_projects_units(db, tmp_path):
         seen.append((unit_heading(page), re.search(r"\d+ / \d+ answered by you[^<]*", page)[0]))
         response = answer(client, response)
     assert seen == [
-        ("Item 1 of 3", "0 / 3 answered by you (0%) · 3 left for you"),
-        ("Item 2 of 3", "1 / 3 answered by you (33%) · 2 left for you"),
-        ("Item 3 of 3", "2 / 3 answered by you (67%) · 1 left for you"),
+        ("Unit 1 of 3", "0 / 3 answered by you (0%) · 3 left for you"),
+        ("Unit 2 of 3", "1 / 3 answered by you (33%) · 2 left for you"),
+        ("Unit 3 of 3", "2 / 3 answered by you (67%) · 1 left for you"),
     ]
     assert response["Location"].endswith("/done/")
 
@@ -310,7 +310,7 @@ def test_a_participant_is_told_of_fewer_units_left_than_their_quota(db, tmp_path
         submit_answers(project=project, user=member, unit_id=unit.pk, answers={"q": "no_"})
     client = Client()
     page = client.get(enter(client)["Location"]).content.decode()
-    assert unit_heading(page) == "Item 1 of 2"
+    assert unit_heading(page) == "Unit 1 of 2"
     assert "0 / 2 answered by you (0%) · 2 left for you" in page
 
 
