@@ -31,3 +31,19 @@ def gettext(message: str) -> str:
     from django.utils.translation import gettext as translate  # likewise
 
     return translate(message)
+
+
+def ngettext(singular: str, plural: str, count: int) -> str:
+    """The singular or plural ``message`` for ``count``, as gettext above."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return singular if count == 1 else plural
+    from django.utils.translation import ngettext as translate
+
+    return translate(singular, plural, count)
+
+
+def gettext_noop(message: str) -> str:
+    """Marks a message for the catalogues where it is written; translated where it is used."""
+    return message

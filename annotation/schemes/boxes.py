@@ -22,18 +22,19 @@ from projects.schemes.base import (
     stored_cells,
     typed_rows,
 )
+from projects.texts import gettext, gettext_noop
 
 BOX_FIELDS = ("cx", "cy", "cz", "l", "w", "h", "yaw")
 DEFAULT_POINTCLOUD_KEY = "pointcloud"
-# What a message calls each field: the column headings of the exact-edit table.
+# What a message calls each field (the columns of the exact-edit table), with its article.
 FIELD_NAMES = {
-    "cx": "x",
-    "cy": "y",
-    "cz": "z",
-    "l": "length",
-    "w": "width",
-    "h": "height",
-    "yaw": "yaw",
+    "cx": gettext_noop("the x"),
+    "cy": gettext_noop("the y"),
+    "cz": gettext_noop("the z"),
+    "l": gettext_noop("the length"),
+    "w": gettext_noop("the width"),
+    "h": gettext_noop("the height"),
+    "yaw": gettext_noop("the yaw"),
 }
 
 
@@ -61,7 +62,7 @@ class Boxes(SchemeType):
         labels = label_names(options)
         cleaned = []
         for n, box in enumerate(objects(value, "boxes", limits)):
-            where = f"Box {n + 1}"
+            where = gettext("Box %(number)s") % {"number": n + 1}
             if labels and box.get("label") not in labels:
                 raise RowError(
                     choice_message(where, "label", box.get("label"), labels),
@@ -72,32 +73,47 @@ class Boxes(SchemeType):
             center, size = box.get("center"), box.get("size")
             if not (isinstance(center, list) and len(center) == 3 and all(map(number, center))):
                 raise RowError(
-                    f"{where}: the centre must be three numbers, x, y and z "
-                    f"(it is {short(center)})",
+                    gettext(
+                        "%(where)s: the centre must be three numbers, x, y and z (it is %(value)s)"
+                    )
+                    % {"where": where, "value": short(center)},
                     row=n,
                     fields=("cx", "cy", "cz"),
                 )
             if not (isinstance(size, list) and len(size) == 3 and all(map(number, size))):
                 raise RowError(
-                    f"{where}: the size must be three numbers, length, width and height "
-                    f"(it is {short(size)})",
+                    gettext(
+                        "%(where)s: the size must be three numbers, length, width and height "
+                        "(it is %(value)s)"
+                    )
+                    % {"where": where, "value": short(size)},
                     row=n,
                     fields=("l", "w", "h"),
                 )
             sizes = dict(zip(("l", "w", "h"), size, strict=True))
             flat = [key for key, v in sizes.items() if v <= 0]
             if flat:
-                named = " and ".join(FIELD_NAMES[key] for key in flat)
-                shown = ", ".join(f"the {FIELD_NAMES[key]} is {sizes[key]:g}" for key in flat)
                 if len(flat) == 1:
-                    shown = f"it is {sizes[flat[0]]:g}"
-                raise RowError(
-                    f"{where}: the {named} must be more than 0 ({shown})", row=n, fields=tuple(flat)
-                )
+                    message = gettext("%(where)s: %(field)s must be more than 0 (it is %(value)s)")
+                    message %= {
+                        "where": where,
+                        "field": gettext(FIELD_NAMES[flat[0]]),
+                        "value": f"{sizes[flat[0]]:g}",
+                    }
+                else:
+                    shown = gettext(", ").join(
+                        gettext("%(field)s is %(value)s")
+                        % {"field": gettext(FIELD_NAMES[key]), "value": f"{sizes[key]:g}"}
+                        for key in flat
+                    )
+                    message = gettext("%(where)s: every size must be more than 0 (%(sizes)s)")
+                    message %= {"where": where, "sizes": shown}
+                raise RowError(message, row=n, fields=tuple(flat))
             yaw = box.get("yaw", 0.0)
             if not number(yaw):
                 raise RowError(
-                    f"{where}: the yaw must be a number of radians (it is {short(yaw)})",
+                    gettext("%(where)s: the yaw must be a number of radians (it is %(value)s)")
+                    % {"where": where, "value": short(yaw)},
                     row=n,
                     fields=("yaw",),
                 )
@@ -111,14 +127,18 @@ class Boxes(SchemeType):
         """The filled rows as boxes; [] when "Nothing to mark" is ticked and no row is
         filled; None (not answered) when neither."""
         rows = form_rows(post, name, (*BOX_FIELDS, "label"))
-        if form_nothing(post, name, rows, "box", "boxes"):
+        if form_nothing(post, name, rows, "box"):
             return []
         if not rows:
             return None
 
         def cell(row, n, key, default=None):
             text = row[key] or (default or "")
-            return form_float(text, f"Box {n + 1}: the {FIELD_NAMES[key]}", row=n, field=key)
+            what = gettext("%(where)s: %(field)s") % {
+                "where": gettext("Box %(number)s") % {"number": n + 1},
+                "field": gettext(FIELD_NAMES[key]),
+            }
+            return form_float(text, what, row=n, field=key)
 
         return [
             {

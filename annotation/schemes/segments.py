@@ -24,6 +24,7 @@ from projects.schemes.base import (
     stored_cells,
     typed_rows,
 )
+from projects.texts import gettext
 
 
 class SegmentOptions(SchemeEntry):
@@ -52,22 +53,31 @@ class Segments(SchemeType):
         tier_names = list(options.get("tiers") or [])
         cleaned = []
         for n, seg in enumerate(objects(value, "segments", limits)):
-            where = f"Segment {n + 1}"
+            where = gettext("Segment %(number)s") % {"number": n + 1}
             start, end = seg.get("start"), seg.get("end")
             bad = tuple(k for k, v in (("start", start), ("end", end)) if not number(v))
             if bad:
                 raise RowError(
-                    f"{where}: the start and the end must be numbers of seconds "
-                    f"(the start is {short(start)}, the end {short(end)})",
+                    gettext(
+                        "%(where)s: the start and the end must be numbers of seconds "
+                        "(the start is %(start)s, the end %(end)s)"
+                    )
+                    % {"where": where, "start": short(start), "end": short(end)},
                     row=n,
                     fields=bad,
                 )
             if start < 0 or start > end:
-                shown = f"it is {seconds(start)}" + (
-                    "" if start < 0 else f"; the end is {seconds(end)}"
-                )
+                if start < 0:
+                    message = gettext(
+                        "%(where)s: the start must be between 0 and the end (it is %(start)s)"
+                    )
+                else:
+                    message = gettext(
+                        "%(where)s: the start must be between 0 and the end (it is %(start)s; "
+                        "the end is %(end)s)"
+                    )
                 raise RowError(
-                    f"{where}: the start must be between 0 and the end ({shown})",
+                    message % {"where": where, "start": seconds(start), "end": seconds(end)},
                     row=n,
                     fields=("start",) if start < 0 else ("start", "end"),
                 )
@@ -95,16 +105,22 @@ class Segments(SchemeType):
         """The filled rows as segments; [] when "Nothing to mark" is ticked and no row is
         filled; None (not answered) when neither."""
         rows = form_rows(post, name, ("start", "end", "label", "tier"))
-        if form_nothing(post, name, rows, "segment", "segments"):
+        if form_nothing(post, name, rows, "segment"):
             return []
         if not rows:
             return None
+
+        def cell(row, n, key):
+            if key == "start":
+                what = gettext("Segment %(number)s: the start")
+            else:
+                what = gettext("Segment %(number)s: the end")
+            return form_float(row[key], what % {"number": n + 1}, row=n, field=key)
+
         return [
             {
-                "start": form_float(
-                    row["start"], f"Segment {n + 1}: the start", row=n, field="start"
-                ),
-                "end": form_float(row["end"], f"Segment {n + 1}: the end", row=n, field="end"),
+                "start": cell(row, n, "start"),
+                "end": cell(row, n, "end"),
                 "label": row["label"] or None,
                 **({"tier": row["tier"]} if cls.tiered else {}),
             }

@@ -75,7 +75,7 @@ def refused(scheme, value) -> tuple[str, tuple]:
         (
             BOXES,
             [GOOD_BOX, {**GOOD_BOX, "size": [0, 2, -1]}],
-            "Box 2: the length and height must be more than 0 (the length is 0, the height is -1)",
+            "Box 2: every size must be more than 0 (the length is 0, the height is -1)",
             (1, ("l", "h")),
         ),
         (
@@ -143,4 +143,61 @@ def test_the_form_names_the_row_among_those_filled_in():
     assert refused(SEGMENTS, answers["speech"]) == (
         "Segment 2: the start must be between 0 and the end (it is 5 s; the end is 2 s)",
         (1, ("start", "end")),
+    )
+
+
+@pytest.mark.parametrize(
+    "language, scheme, value, message",
+    [
+        (
+            "de",
+            BOXES,
+            [GOOD_BOX, {**GOOD_BOX, "size": [0, 2, -1]}],
+            "Box 2: Jedes Maß muss größer als 0 sein (die Länge ist 0, die Höhe ist -1)",
+        ),
+        (
+            "fr",
+            SEGMENTS,
+            [{"start": 7.2, "end": 3.1, "label": "talk"}],
+            "Segment 1 : le début doit être entre 0 et la fin (il vaut 7.2 s ; la fin vaut 3.1 s)",
+        ),
+        (
+            "es",
+            TIERS,
+            [{"start": 0, "end": 1, "label": "talk", "tier": "C"}],
+            "Segmento 1: el nivel 'C' no es uno de A, B",
+        ),
+        (
+            "pt",
+            BOXES,
+            [{**GOOD_BOX, "yaw": "left"}],
+            "Caixa 1: a guinada deve ser um número em radianos (é 'left')",
+        ),
+    ],
+)
+def test_a_refused_row_reads_in_the_pages_language(language, scheme, value, message):
+    """The same refusals in the language of the page (a participant's): the row still named,
+    the figures as read."""
+    from django.utils import translation
+
+    with translation.override(language):
+        assert refused(scheme, value)[0] == message
+
+
+def test_the_forms_refusals_read_in_the_pages_language():
+    from django.utils import translation
+
+    filled = {f"boxes__{key}": ["1", "1"] for key in ("cy", "cz", "l", "w", "h", "yaw")}
+    typed = form({**filled, "boxes__cx": ["1", ""], "boxes__label": ["car"] * 2})
+    nothing = form(
+        {"speech__start": ["0", "1"], "speech__end": ["1", "2"], "speech__nothing": ["1"]}
+    )
+    with translation.override("de"), pytest.raises(AnswerError) as caught:
+        answers_from_post([BOXES], typed)
+    assert caught.value.errors["boxes"] == "Box 2: x ist leer; geben Sie eine Zahl ein"
+    with translation.override("it"), pytest.raises(AnswerError) as caught:
+        answers_from_post([SEGMENTS], nothing)
+    assert caught.value.errors["speech"] == (
+        '"Niente da segnare" è spuntato, ma 2 segmenti sono compilati: togli la spunta o '
+        "rimuovi i segmenti"
     )

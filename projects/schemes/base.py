@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from projects.texts import gettext, pick
+from projects.texts import gettext, gettext_noop, ngettext, pick
 
 
 @dataclass(frozen=True)
@@ -237,12 +237,24 @@ def short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# A refused choice of a table row's label or tier: none given, or one not offered.
+CHOICE_MESSAGES = {
+    ("label", False): gettext_noop("%(where)s: choose a label (%(choices)s)"),
+    ("label", True): gettext_noop("%(where)s: the label %(value)s is not one of %(choices)s"),
+    ("tier", False): gettext_noop("%(where)s: choose a tier (%(choices)s)"),
+    ("tier", True): gettext_noop("%(where)s: the tier %(value)s is not one of %(choices)s"),
+}
+
+
 def choice_message(where: str, what: str, value: Any, choices: list[str]) -> str:
     """A refused choice in plain words: "Box 2: choose a label (car, truck)", or when one
-    was given, "Box 2: the label 'bus' is not one of car, truck"."""
-    if value is None or value == "":
-        return f"{where}: choose a {what} ({', '.join(choices)})"
-    return f"{where}: the {what} {short(value)} is not one of {', '.join(choices)}"
+    was given, "Box 2: the label 'bus' is not one of car, truck"; ``what``: label or tier."""
+    given = not (value is None or value == "")
+    return gettext(CHOICE_MESSAGES[what, given]) % {
+        "where": where,
+        "value": short(value),
+        "choices": ", ".join(choices),
+    }
 
 
 def check_one_label(value: Any, labels: list[str]) -> str:
@@ -256,12 +268,12 @@ def check_label_text(text: Any, where: str, limits: AnswerLimits, row: int | Non
     """A label is a text within the length limit; ``row``: the table row a RowError names."""
     message = None
     if text is not None and not isinstance(text, str):
-        message = f"{where}: the label must be a text"
+        message = gettext("%(where)s: the label must be a text") % {"where": where}
     elif text is not None and len(text) > limits.max_text:
-        message = (
-            f"{where}: the label is longer than {limits.max_text} characters "
-            f"(ANSWER_MAX_TEXT_LENGTH = {limits.max_text})"
-        )
+        message = gettext(
+            "%(where)s: the label is longer than %(most)s characters "
+            "(ANSWER_MAX_TEXT_LENGTH = %(most)s)"
+        ) % {"where": where, "most": limits.max_text}
     if message is None:
         return
     if row is None:
@@ -311,9 +323,11 @@ def form_float(text: str, what: str, *, row: int | None = None, field: str = "")
     if len(text) <= 400 and DECIMAL.fullmatch(text):
         return float(text)
     if not text:
-        message = f"{what} is empty; fill in a number"
+        message = gettext("%(what)s is empty; fill in a number") % {"what": what}
     else:
-        message = f"{what} is {_quoted(text)}, which is not a number (write it with the digits 0-9)"
+        message = gettext(
+            "%(what)s is %(text)s, which is not a number (write it with the digits 0-9)"
+        ) % {"what": what, "text": _quoted(text)}
     if row is None:
         raise ValueError(message)
     raise RowError(message, row=row, fields=(field,) if field else ())
@@ -366,15 +380,30 @@ def stored_cells(numbers: dict[str, Any]) -> dict[str, dict]:
     }
 
 
-def form_nothing(post, name: str, rows: list[dict], one: str, many: str) -> bool:
+def form_nothing(post, name: str, rows: list[dict], kind: str) -> bool:
     """Whether the scheme's "Nothing to mark" box (`name__nothing`) is ticked; ValueError
-    when it is ticked while rows are filled in too (the answer would say both)."""
+    when it is ticked while rows are filled in too (the answer would say both); ``kind``:
+    box or segment."""
     ticked = bool(post.get(f"{name}__nothing"))
     if ticked and rows:
-        filled = f"1 {one} is" if len(rows) == 1 else f"{len(rows)} {many} are"
-        raise ValueError(
-            f'"Nothing to mark" is ticked, but {filled} filled in: untick it, or remove the {many}'
-        )
+        count = len(rows)
+        if kind == "box":
+            message = ngettext(
+                '"Nothing to mark" is ticked, but %(count)s box is filled in: untick it, or '
+                "remove the boxes",
+                '"Nothing to mark" is ticked, but %(count)s boxes are filled in: untick it, or '
+                "remove the boxes",
+                count,
+            )
+        else:
+            message = ngettext(
+                '"Nothing to mark" is ticked, but %(count)s segment is filled in: untick it, '
+                "or remove the segments",
+                '"Nothing to mark" is ticked, but %(count)s segments are filled in: untick '
+                "it, or remove the segments",
+                count,
+            )
+        raise ValueError(message % {"count": count})
     return ticked
 
 
