@@ -40,6 +40,8 @@ PEOPLE_PAGES = frozenset(
         "password_reset_done",
         "password_reset_confirm",
         "password_reset_complete",
+        "password_change",
+        "password_change_done",
         "invite-accept",
     }
 )

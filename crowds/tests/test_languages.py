@@ -202,3 +202,23 @@ def test_a_label_text_must_be_a_text(tmp_path):
             scheme="description: x, labels: [{name: a, text: {xx: y}}, b]",
         )
     assert "labels[0].text" in str(refused.value) and "'xx' is not a language" in str(refused.value)
+
+
+def test_the_account_pages_read_in_the_browsers_language(db):
+    """Logging out, resetting or changing a password and a spent invite link: the pages an
+    annotator passes through, in the browser's language."""
+    client = Client()
+    german = {"HTTP_ACCEPT_LANGUAGE": "de"}
+    page = client.get(reverse("password_reset"), **german).content.decode()
+    assert "Setzen Sie Ihr Passwort zurück" in page and "Link zum Zurücksetzen senden" in page
+    page = client.get(reverse("password_reset_done"), **german).content.decode()
+    assert "Prüfen Sie Ihre E-Mails" in page
+    spent = reverse("invite-accept", args=["MQ", "set-password"])
+    page = client.get(spent, **german).content.decode()
+    assert "Dieser Einladungslink funktioniert nicht" in page
+    user = UserFactory()
+    client.force_login(user)
+    page = client.get(reverse("password_change"), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Changez votre mot de passe" in page and 'lang="fr"' in page
+    page = client.get(reverse("password_reset"), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Reset your password" in page

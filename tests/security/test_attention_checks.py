@@ -239,14 +239,14 @@ def test_a_participant_gets_the_quota_and_its_checks_on_top(tmp_path):
     served, headings_seen = [], []
     while "/annotate/" in location:
         page = client.get(location).content.decode()
-        headings_seen.append(re.search(r"(Item \d+ of \d+)", page).group(1))
+        headings_seen.append(re.search(r"(Unit \d+ of \d+)", page).group(1))
         unit = Unit.objects.get(pk=int(re.search(r"/annotate/(\d+)/", location).group(1)))
         served.append(unit)
         location = client.post(location, {"q": "yes_"})["Location"]
     # round(0.2 x 10) = 2 checks, on top of the 10 units of the quota
     assert sum(u.is_gold for u in served) == 2
     assert sum(not u.is_gold for u in served) == 10
-    assert headings_seen == [f"Item {k} of 12" for k in range(1, 13)]
+    assert headings_seen == [f"Unit {k} of 12" for k in range(1, 13)]
     done = client.get(location).content.decode()
     assert "PAID-C0DE" in done
 
