@@ -110,7 +110,7 @@ class Study:
 def measure(study: Study) -> tuple[dict, np.ndarray, np.ndarray]:
     """The metrics of a study's current fit, and the fit's scores and sd."""
     judgments = study.judgments()
-    scores, intervals = calibrated(judgments, METHOD)
+    scores, intervals = calibrated(judgments, METHOD, correct_prior=False)
     truth = study.truth
     n = truth.size
     top = max(1, n // 10)

@@ -123,7 +123,7 @@ def accuracy(target: Target, report, truth) -> float:
 
 
 def fit(study: Study, target: Target, targeted: bool = False):
-    scores, intervals = calibrated(study.judgments(), METHOD)
+    scores, intervals = calibrated(study.judgments(), METHOD, correct_prior=False)
     report = target_report(scores.scores, intervals.std, target, draws=200, targeted=targeted)
     return scores.scores, intervals.std, report
 

@@ -267,8 +267,10 @@ def score_judgments(
     tolerance: float = DEFAULT_TOLERANCE,
     interval_method: str = "calibrated",
     shrinkage: str = "empirical_bayes",
+    correct_prior: bool = True,
 ) -> ScoreReport:
-    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals.
+    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals (``correct_prior``:
+    False for an adaptive design, bws.core.intervals.model_intervals).
 
     By default the model fits are empirical-Bayes (``shrinkage``) and the intervals
     calibrated; ``bootstrap`` then only says whether intervals are wanted. With
@@ -288,7 +290,9 @@ def score_judgments(
         raise StudyError("no best-worst judgments to score")
     model = method != "counting"
     if model and shrinkage == "empirical_bayes":
-        scores, calibrated_intervals = model_intervals(judgments, method)
+        scores, calibrated_intervals = model_intervals(
+            judgments, method, correct_prior=correct_prior
+        )
     else:
         options = {"alpha": alpha, "max_iter": max_iter, "tolerance": tolerance} if model else {}
         scores = fit(method, judgments, **options)
@@ -312,7 +316,10 @@ def score_judgments(
     elif bootstrap > 0 and not model:
         intervals = counting_intervals(judgments, scores=scores)
     elif bootstrap > 0:
-        intervals = calibrated_intervals or model_intervals(judgments, method)[1]
+        intervals = (
+            calibrated_intervals
+            or model_intervals(judgments, method, correct_prior=correct_prior)[1]
+        )
     return ScoreReport(method, scores, intervals, judgments)
 
 

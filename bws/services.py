@@ -269,6 +269,7 @@ def score_everything(
         unit=params.get("resample_unit", "tuple"),
         interval_method=params.get("interval_method", "bootstrap"),
         shrinkage=params.get("shrinkage", "fixed"),
+        correct_prior=design is None,  # an adaptive design's batches follow the fit
     )
     labels = labels or ItemLabels()
     rows = score_table(ids, texts, report, labels)

@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, ndtri, stdtrit
 
-from bws.core import annotator_model
+from bws.core import annotator_model, prior_bias
 from bws.core.choice_models import model_for
 from bws.core.hyperprior import INTEGRATE_BELOW_ITEMS, integrate_prior
 from bws.core.judgments import Judgments
@@ -103,6 +103,10 @@ class Shrinkage:
     moments: float  # the method-of-moments estimate from a weakly penalised fit (high then)
     iterations: int
     temper: float = 1.0  # how many times the likelihood counts each judgment (dependence)
+    # With few judgments per item: the estimate before its correction by simulation
+    # (bws/core/prior_bias.py), and the simulated studies' mean estimate; None otherwise.
+    uncorrected: float | None = None
+    simulated: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -385,13 +389,16 @@ def model_intervals(
     level: float = DEFAULT_LEVEL,
     prior_variance: float | None = None,
     tails: bool = True,
+    correct_prior: bool = True,
 ) -> tuple[Scores, Intervals]:
     """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce).
 
     ``prior_variance``: the prior's variance given instead of estimated from the data (for
     simulations that ask what another prior would have covered); the rest as usual.
     ``tails``: each outer end moved out by the prior's pull (bws/core/tail_intervals.py);
-    False for the plain posterior intervals.
+    False for the plain posterior intervals. ``correct_prior``: with few judgments per item
+    the estimated prior variance is corrected for its bias (bws/core/prior_bias.py); False
+    for adaptive designs.
     """
     _check_level(level)
     # One weak fit serves both the dependence and the prior's starting point, and one
@@ -431,6 +438,24 @@ def model_intervals(
             mixed = integrate_prior(model, item_counts(judgments), temper=temper, start=scores)
             scores, variance = mixed.scores, mixed.variance
             shrinkage = replace(shrinkage, prior_variance=mixed.prior_variance)
+        elif correct_prior and prior_bias.needs_correction(judgments):
+            # Few judgments per item: the estimate's upward bias measured by simulation.
+            found = prior_bias.corrected_prior(
+                judgments,
+                shrinkage.prior_variance,
+                lambda simulated: _pooled_prior(simulated, method),
+            )
+            prior = max(MIN_PRIOR_VARIANCE, found.prior_variance)
+            alpha = temper * penalty(prior)
+            scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=scores.scores)
+            variance = temper * posterior_variance(model, scores.scores, alpha)
+            shrinkage = replace(
+                shrinkage,
+                prior_variance=prior,
+                alpha=alpha,
+                uncorrected=found.estimated,
+                simulated=found.simulated,
+            )
     else:
         alpha = temper * penalty(prior_variance)
         scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=weak.scores)
@@ -465,6 +490,16 @@ def model_intervals(
         reliability=reliability,
     )
     return scores, widen_tails(scores, intervals) if tails else intervals
+
+
+def _pooled_prior(judgments: Judgments, method: str) -> float:
+    """The prior variance ``model_intervals`` estimates for these judgments, pooled over
+    the annotators (the estimator prior_bias corrects, run on its simulated studies)."""
+    model = model_for(method, judgments)
+    weak = fit_model(model, item_counts(judgments), alpha=WEAK_ALPHA)
+    temper = dependence(judgments, method, weak=weak)
+    shrinkage, _, _ = estimate_shrinkage(judgments, method, temper=temper, weak=weak, model=model)
+    return shrinkage.prior_variance
 
 
 def counting_intervals(
@@ -533,14 +568,19 @@ def _contribution_variance(judgments: Judgments, values: np.ndarray):
 
 
 def calibrated(
-    judgments: Judgments, method: str, *, level: float = DEFAULT_LEVEL, tails: bool = True
+    judgments: Judgments,
+    method: str,
+    *,
+    level: float = DEFAULT_LEVEL,
+    tails: bool = True,
+    correct_prior: bool = True,
 ) -> tuple[Scores, Intervals]:
     """The scores of ``method`` with their calibrated intervals (the platform's default;
-    ``tails``: see ``model_intervals``)."""
+    ``tails`` and ``correct_prior``: see ``model_intervals``)."""
     if method == "counting":
         scores = fit("counting", judgments)
         return scores, counting_intervals(judgments, level=level, scores=scores)
-    return model_intervals(judgments, method, level=level, tails=tails)
+    return model_intervals(judgments, method, level=level, tails=tails, correct_prior=correct_prior)
 
 
 def _check_level(level: float) -> None:

@@ -28,7 +28,7 @@ def fit_after(tuples, truth, seed):
     judgments = Judgments(
         tuples, best, worst, np.arange(m), np.arange(m) % 20, np.arange(m), truth.size
     )
-    scores, intervals = calibrated(judgments, "plackett_luce")
+    scores, intervals = calibrated(judgments, "plackett_luce", correct_prior=False)
     return scores.scores, intervals.std
 
 
