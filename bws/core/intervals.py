@@ -489,7 +489,9 @@ def model_intervals(
         scale=1.0 if spread is None else spread.scale,
         reliability=reliability,
     )
-    return scores, widen_tails(scores, intervals) if tails else intervals
+    if not tails:
+        return scores, intervals
+    return scores, widen_tails(scores, intervals, corrected=shrinkage.uncorrected is not None)
 
 
 def _pooled_prior(judgments: Judgments, method: str) -> float:
