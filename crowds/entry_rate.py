@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.translation import ngettext
 
 from crowds.models import Participant
 
@@ -34,9 +35,19 @@ class Rate:
     seconds: int
 
     def describe(self) -> str:
+        """ "30 per 10 minutes", in the active language."""
         minutes, rest = divmod(self.seconds, 60)
-        span = f"{minutes} minute{'s' if minutes != 1 else ''}" if not rest else f"{self.seconds} s"
-        return f"{self.count} per {span}"
+        if rest:
+            text = ngettext(
+                "%(count)s per %(seconds)s second",
+                "%(count)s per %(seconds)s seconds",
+                self.seconds,
+            )
+        else:
+            text = ngettext(
+                "%(count)s per %(minutes)s minute", "%(count)s per %(minutes)s minutes", minutes
+            )
+        return text % {"count": self.count, "seconds": self.seconds, "minutes": minutes}
 
 
 def parse_rate(text: str) -> Rate:

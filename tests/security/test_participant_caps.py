@@ -77,7 +77,11 @@ def test_one_address_flooding_the_link_is_refused_with_a_429(tmp_path, settings,
         refused = Client().get(start_url("bot30"))
     assert refused.status_code == 429
     assert "Too many new participants from your address" in refused.content.decode()
+    assert "(30 per 10 minutes)" in refused.content.decode()
     assert 0 < int(refused["Retry-After"]) <= 600
+    # in the participant's language, the limit's words too
+    german = Client().get(start_url("bot31"), HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "(30 pro 10 Minuten)" in german
     assert "Too many new participants" in caplog.text and "127.0.0.1" in caplog.text
     assert Participant.objects.count() == 30
     # a returning participant still resumes; another address may still come in
