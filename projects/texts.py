@@ -35,11 +35,11 @@ def gettext(message: str) -> str:
 
 def ngettext(singular: str, plural: str, count: int) -> str:
     """The singular or plural ``message`` for ``count``, as gettext above."""
-    from django.conf import settings
+    from django.conf import settings  # at call time, as gettext's
 
     if not settings.configured:
         return singular if count == 1 else plural
-    from django.utils.translation import ngettext as translate
+    from django.utils.translation import ngettext as translate  # likewise
 
     return translate(singular, plural, count)
 
