@@ -444,6 +444,7 @@ def model_intervals(
                 judgments,
                 shrinkage.prior_variance,
                 lambda simulated: _pooled_prior(simulated, method),
+                steps=prior_bias.STEPS.get(method, 1),
             )
             prior = max(MIN_PRIOR_VARIANCE, found.prior_variance)
             alpha = temper * penalty(prior)
