@@ -125,14 +125,13 @@ def accuracy(target: Target, report, truth) -> float:
 def fit(study: Study, target: Target, targeted: bool = False):
     scores, intervals = calibrated(study.judgments(), METHOD, correct_prior=False)
     report = target_report(scores.scores, intervals.std, target, draws=200, targeted=targeted)
-    differ = intervals.reliability is not None and bool(intervals.reliability.joint)
-    return scores.scores, intervals.std, report, differ
+    return scores.scores, intervals.std, report
 
 
 def balanced(truth, seed, careless, target):
     study = CrowdStudy(truth, np.random.default_rng([seed, 8]), careless)
     study.judge(balanced_tuples(truth.size, SIZE, FINAL, seed=seed + 8))
-    _, _, report, _ = fit(study, target)
+    _, _, report = fit(study, target)
     return accuracy(target, report, truth), report
 
 
@@ -143,7 +142,7 @@ def targeted(truth, seed, careless, target, goal, args):
     study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
     study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
     state = DesignState.from_tuples(study.tuples, n)
-    scores, sd, report, differ = fit(study, target)
+    scores, sd, report = fit(study, target)
     step, batch = 0, max(1, round(n * args.batch_share / SIZE))
     while accuracy(target, report, truth) < goal:
         if study.spent >= FINAL - 1e-9:
@@ -151,13 +150,13 @@ def targeted(truth, seed, careless, target, goal, args):
         rows = target_batch(
             scores, sd, state, target, batch_tuples=batch,
             max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
-            useful_share=args.useful_share, annotators_differ=differ,
+            useful_share=args.useful_share,
         )  # fmt: skip
         if rows.shape[0] == 0:
             return None, report
         study.judge(rows)
         state = state.extended(rows)
-        scores, sd, report, differ = fit(study, target, targeted=True)
+        scores, sd, report = fit(study, target, targeted=True)
         step += 1
     return study.spent, report
 

@@ -142,7 +142,6 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
         rows = targets.target_batch(
             u, sd, state, core_target(adaptive, item_index(project)),
             batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed,
-            annotators_differ=bool((fit_run.annotator_reliability or {}).get("joint")),
         )  # fmt: skip
         want = min(rows.shape[0], adaptive.batch_tuples) if rows.size else adaptive.batch_tuples
     else:

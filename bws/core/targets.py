@@ -55,13 +55,6 @@ USEFUL_SHARE = 0.05
 # the top 10% was reached with a median of 49-59% of the balanced design's judgments at 1,
 # 46-51% at 2 and 44-46% at 3 (benchmarks/adaptive_targets.py, 10 seeds, normal and t3).
 TARGET_SHARPNESS = 3.0
-# When the fit found annotators who differ in reliability (the joint fit of
-# bws/core/annotator_model.py, e.g. random clickers), draws are sharper: with 4 of 20
-# annotators clicking at random the top 10% at 1,000 items took a median of 51% (worst 59%)
-# of the balanced design's judgments at 3 and 48% (worst 62%) at 4 throughout; at 4 normal
-# utilities gave 45% / 68% (48% / 68% at 3) and t3 49% / 62% (43% / 69% at 3), so the
-# attentive crowds keep 3 (benchmarks/adaptive_targets.py, 10 seeds).
-DIFFERING_SHARPNESS = 4.0
 DRAWS = 400
 # After batches aimed at a narrow target the fit's sd reads too small for the items in doubt
 # (their errors spread 1.15-1.19 times their sd at 1,000 items): the answer's expected
@@ -173,20 +166,16 @@ def target_batch(
     sharpness: float | None = None,
     jitter: float = 1.0,
     useful_share: float = USEFUL_SHARE,
-    annotators_differ: bool = False,
 ) -> np.ndarray:
     """The next batch of at most ``batch_tuples`` tuples for ``target`` (k, T int64 item
     indices in position order), under the rules of ``bws.core.adaptive``; ``sharpness``
-    defaults to 1 for the ranking and, for a narrow target, to TARGET_SHARPNESS, or
-    DIFFERING_SHARPNESS when ``annotators_differ`` (the fit was the joint fit of the
-    annotators' sensitivities)."""
+    defaults to 1 for the ranking and TARGET_SHARPNESS for a narrow target."""
     if target.kind == "ranking":
         return adaptive_batch(
             scores, sd, state, batch_tuples=batch_tuples, max_appearances=max_appearances,
             seed=seed, sharpness=1.0 if sharpness is None else sharpness, jitter=jitter,
         )  # fmt: skip
-    if sharpness is None:
-        sharpness = DIFFERING_SHARPNESS if annotators_differ else TARGET_SHARPNESS
+    sharpness = TARGET_SHARPNESS if sharpness is None else sharpness
     u, s = _fit(scores, sd)
     if state.n_items != u.size:
         raise ValueError(f"the design has {state.n_items} items, the fit {u.size}")

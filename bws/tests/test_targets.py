@@ -11,8 +11,6 @@ from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
 from bws.core.targets import (
-    DIFFERING_SHARPNESS,
-    TARGET_SHARPNESS,
     TARGETED_SD_FACTOR,
     Target,
     target_batch,
@@ -85,24 +83,6 @@ def test_top_k_spends_its_appearances_near_the_boundary(start):
     assert near.mean() > 0.4  # a balanced batch would put 100 / 400 = 0.25 there
     # the bottom half of the ranking, far from the top 40, is hardly drawn
     assert np.mean(place[batch.ravel()] > N // 2) < 0.25  # half what a balanced one would
-
-
-def test_annotators_who_differ_make_the_draw_sharper_and_keep_the_rules(start):
-    _, tuples, scores, sd = start
-    state = DesignState.from_tuples(tuples, N)
-
-    def batch(**options):
-        return target_batch(
-            scores, sd, state, TARGETS["top_k"], batch_tuples=60,
-            max_appearances=MAX_APPEARANCES, seed=3, **options,
-        )  # fmt: skip
-
-    assert DIFFERING_SHARPNESS != TARGET_SHARPNESS
-    differ = batch(annotators_differ=True)
-    assert np.array_equal(differ, batch(sharpness=DIFFERING_SHARPNESS))
-    assert np.array_equal(batch(), batch(sharpness=TARGET_SHARPNESS))
-    assert not np.array_equal(differ, batch())
-    assert batch_problems(differ, state, max_appearances=MAX_APPEARANCES) == []
 
 
 def test_comparisons_draw_every_pair_and_their_neighbours(start):

@@ -152,30 +152,3 @@ def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_righ
         row.ci_low -= 1.0
     row.save()
     assert adaptive.fit_arrays(run, 40)[1][row.item_index] == pytest.approx(before)
-
-
-def test_a_fit_that_found_annotators_differing_designs_sharper_batches(
-    tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch
-):
-    project = studied(tmp_path, settings, django_capture_on_commit_callbacks, "top_k")
-    batch = TupleBatch.objects.filter(project=project, number=1).get()
-    seen = []
-    real = adaptive.targets.target_batch
-
-    def spy(*args, **options):
-        seen.append(options.get("annotators_differ"))
-        return real(*args, **options)
-
-    monkeypatch.setattr(adaptive.targets, "target_batch", spy)
-    run = batch.fit_run
-    run.annotator_reliability = {"joint": False, "annotators": {}}
-    run.save(update_fields=["annotator_reliability"])
-    adaptive.redesign(batch)
-    run.annotator_reliability = {"joint": True, "annotators": {}}
-    run.save(update_fields=["annotator_reliability"])
-    differing = adaptive.redesign(batch)
-    # the sharper draw itself: test_targets.py (this small study's batch holds every item
-    # that matters either way)
-    assert seen == [False, True]
-    state = adaptive.design_state(project, before=batch.number)
-    assert core.batch_problems(differing, state, max_appearances=12) == []
