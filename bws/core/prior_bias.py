@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bws.core.choice_models import sample_maxdiff
 from bws.core.judgments import Judgments
 
 # Judgments per shown item from which and below which the estimate is corrected (measured
@@ -71,13 +72,8 @@ def needs_correction(judgments: Judgments) -> bool:
 
 
 def simulated_judgments(rng: np.random.Generator, utilities: np.ndarray, judgments: Judgments):
-    """Best-worst choices on the same tuples under the MaxDiff model (best by the Gumbel-
-    max of the utilities, worst by that of their negatives among the rest)."""
-    utility = utilities[judgments.items]
-    best = np.argmax(utility + rng.gumbel(size=utility.shape), axis=1)
-    rest = -utility + rng.gumbel(size=utility.shape)
-    rest[np.arange(utility.shape[0]), best] = -np.inf
-    worst = np.argmax(rest, axis=1)
+    """Best-worst choices on the same tuples under the MaxDiff model."""
+    best, worst = sample_maxdiff(judgments.items, utilities, rng)
     return Judgments(
         judgments.items,
         best,
