@@ -107,10 +107,12 @@ class Study:
         return self.tuples.shape[0] * SIZE / self.truth.size
 
 
-def measure(study: Study) -> tuple[dict, np.ndarray, np.ndarray]:
-    """The metrics of a study's current fit, and the fit's scores and sd."""
+def measure(study: Study, adaptive: bool = True) -> tuple[dict, np.ndarray, np.ndarray]:
+    """The metrics of a study's current fit, and the fit's scores and sd (``adaptive``:
+    scored as the platform scores a design whose batches follow the fit; False for the
+    balanced design)."""
     judgments = study.judgments()
-    scores, intervals = calibrated(judgments, METHOD, correct_prior=False)
+    scores, intervals = calibrated(judgments, METHOD, adaptive=adaptive)
     truth = study.truth
     n = truth.size
     top = max(1, n // 10)
@@ -136,7 +138,7 @@ def run_balanced(truth, seed):
     for r in range(2, FINAL + 1, 2):
         study = Study(truth, np.random.default_rng([seed, r]))
         study.judge(balanced_tuples(truth.size, SIZE, r, seed=seed + r))
-        rows.append(measure(study)[0])
+        rows.append(measure(study, adaptive=False)[0])
     return rows
 
 

@@ -186,7 +186,7 @@ def fitted_spearman(utilities, tuples, seeds=2) -> list[float]:
     for seed in range(seeds):
         study = Study(utilities, np.random.default_rng([11, seed]))
         study.judge(tuples)
-        scores, _ = calibrated(study.judgments(), "plackett_luce", correct_prior=False)
+        scores, _ = calibrated(study.judgments(), "plackett_luce", adaptive=True)
         out.append(float(spearmanr(scores.scores, utilities)[0]))
     return out
 

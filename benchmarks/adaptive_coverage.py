@@ -76,7 +76,7 @@ def check(study: Study, methods, priors=()) -> dict:
     judgments = study.judgments()
     out = {"spent": study.spent}
     for method in methods:
-        _, intervals = calibrated(judgments, method, correct_prior=False)
+        _, intervals = calibrated(judgments, method, adaptive=True)
         goal = coverage.target(method, study.truth, study.tuples)
         inside = (intervals.low <= goal) & (goal <= intervals.high)
         out[method] = (float(np.mean(inside)), float(np.nanmean(intervals.high - intervals.low)))
@@ -111,7 +111,7 @@ def designed(truth, seed, start, strategy, checkpoints, methods, priors=()) -> d
         waiting = [c for c in waiting if c not in reached]
         if not waiting:
             break
-        scores, intervals = calibrated(study.judgments(), "plackett_luce", correct_prior=False)
+        scores, intervals = calibrated(study.judgments(), "plackett_luce", adaptive=True)
         if strategy == "iterative":
             batch = iterative_round(
                 scores.scores,

@@ -122,8 +122,14 @@ def accuracy(target: Target, report, truth) -> float:
     return float(np.mean(report.answer == (truth[a] > truth[b])))
 
 
-def fit(study: Study, target: Target, targeted: bool = False):
-    scores, intervals = calibrated(study.judgments(), METHOD, correct_prior=False)
+def fit(study: Study, target: Target, targeted: bool = False, adaptive: bool = True):
+    """The platform's fit and the target's report (``adaptive``: as it scores a study whose
+    batches follow the fit, with the Laplace fixed point alone for a threshold given as a
+    score; False for the balanced design)."""
+    fixed_point = adaptive and target.kind == "threshold" and target.reference is None
+    scores, intervals = calibrated(
+        study.judgments(), METHOD, adaptive=adaptive, fixed_point=fixed_point
+    )
     report = target_report(scores.scores, intervals.std, target, draws=200, targeted=targeted)
     return scores.scores, intervals.std, report
 
@@ -131,7 +137,7 @@ def fit(study: Study, target: Target, targeted: bool = False):
 def balanced(truth, seed, careless, target):
     study = CrowdStudy(truth, np.random.default_rng([seed, 8]), careless)
     study.judge(balanced_tuples(truth.size, SIZE, FINAL, seed=seed + 8))
-    _, _, report = fit(study, target)
+    _, _, report = fit(study, target, adaptive=False)
     return accuracy(target, report, truth), report
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from bws.configuration import scoring_of
+from bws.configuration.adaptive import AdaptiveStrategy, AdaptiveTarget
 from bws.core.advice import Advice, advice_for_judgments
 from bws.core.bootstrap import Intervals, bootstrap_intervals
 from bws.core.design import balanced_design
@@ -267,10 +268,12 @@ def score_judgments(
     tolerance: float = DEFAULT_TOLERANCE,
     interval_method: str = "calibrated",
     shrinkage: str = "empirical_bayes",
-    correct_prior: bool = True,
+    adaptive: bool = False,
+    fixed_point: bool = False,
 ) -> ScoreReport:
-    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals (``correct_prior``:
-    False for an adaptive design, bws.core.intervals.model_intervals).
+    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals (``adaptive``
+    and ``fixed_point``: how the prior of a design whose batches follow the fit is
+    estimated, bws.core.intervals.model_intervals and ``design_fit``).
 
     By default the model fits are empirical-Bayes (``shrinkage``) and the intervals
     calibrated; ``bootstrap`` then only says whether intervals are wanted. With
@@ -291,7 +294,7 @@ def score_judgments(
     model = method != "counting"
     if model and shrinkage == "empirical_bayes":
         scores, calibrated_intervals = model_intervals(
-            judgments, method, correct_prior=correct_prior
+            judgments, method, adaptive=adaptive, fixed_point=fixed_point
         )
     else:
         options = {"alpha": alpha, "max_iter": max_iter, "tolerance": tolerance} if model else {}
@@ -318,7 +321,7 @@ def score_judgments(
     elif bootstrap > 0:
         intervals = (
             calibrated_intervals
-            or model_intervals(judgments, method, correct_prior=correct_prior)[1]
+            or model_intervals(judgments, method, adaptive=adaptive, fixed_point=fixed_point)[1]
         )
     return ScoreReport(method, scores, intervals, judgments)
 
@@ -529,6 +532,21 @@ def report_diagnostics(report: ScoreReport, *, design: str | None = None) -> Dia
     return diagnose_report(report.judgments, report.scores, report.intervals, design=design)
 
 
+def design_fit(adaptive) -> dict:
+    """The keywords of ``score_judgments`` for a design's adaptive settings (None: a
+    balanced design): whether its batches follow the fit, and whether they aim at a
+    threshold given as a score (whose prior is the Laplace fixed point alone,
+    bws.core.intervals)."""
+    if adaptive is None:
+        return {"adaptive": False, "fixed_point": False}
+    threshold = (
+        adaptive.strategy == AdaptiveStrategy.ADAPTIVE
+        and adaptive.target == AdaptiveTarget.THRESHOLD
+        and adaptive.threshold is not None
+    )
+    return {"adaptive": True, "fixed_point": threshold}
+
+
 def design_strategy(study: Study) -> str | None:
     """The adaptive strategy of a study's design ("adaptive" or "iterative"), or None."""
     adaptive = study.config.bws.adaptive if study.config.bws is not None else None
@@ -577,6 +595,7 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
             options["method"],
             bootstrap=options["bootstrap_iterations"] if options["include_confidence"] else 0,
             seed=seed,
+            **design_fit(study.config.bws.adaptive if study.config.bws is not None else None),
         )
         reliability = split_half(judgments, seed=seed)
         model = _model_reliability(study, judgments, options["method"], seed)

@@ -28,6 +28,7 @@ from .core.scoring import METHODS
 from .core.scoring_options import INTERVAL_METHODS
 from .filemode import (
     ScoreRow,
+    design_fit,
     format_stats,
     scheme_scoring,
     score_judgments,
@@ -251,13 +252,15 @@ def score_everything(
     model=None,
     design: str | None = None,
     labels: ItemLabels | None = None,
+    fixed_point: bool = False,
 ):
     """The numeric part of a run, with no database access: scores with intervals,
     split-half reliability, convergence, the advice on when to stop, the stats text and
     the systems ranked (``labels``: the items' groups and systems, ranks within groups).
     ``model``: an adaptive design's model split-half (model_reliability_entry), which
     makes the advice's projected reliability a range. ``design``: the adaptive strategy
-    (bws.core.diagnostics marks intervals under iterative rounds approximate). Last: each
+    (bws.core.diagnostics marks intervals under iterative rounds approximate); ``fixed_point``:
+    its batches aim at a threshold (filemode.design_fit). Last: each
     annotator's estimated sensitivity (bws.core.annotator_model), None for counting or
     bootstrap intervals; then the rank intervals (bws.rank_results), None without
     calibrated intervals."""
@@ -269,7 +272,8 @@ def score_everything(
         unit=params.get("resample_unit", "tuple"),
         interval_method=params.get("interval_method", "bootstrap"),
         shrinkage=params.get("shrinkage", "fixed"),
-        correct_prior=design is None,  # an adaptive design's batches follow the fit
+        adaptive=design is not None,  # an adaptive design's batches follow the fit
+        fixed_point=fixed_point,
     )
     labels = labels or ItemLabels()
     rows = score_table(ids, texts, report, labels)
@@ -348,7 +352,11 @@ def _compute(run: ScoreRun) -> _Computed:
     design = None if adaptive is None else str(adaptive.strategy)
     labels = selectors.item_labels(project)
     rows, reliability, points, stats, advice, sources, annotators, ranks = score_everything(
-        *work, model=model, design=design, labels=labels
+        *work,
+        model=model,
+        design=design,
+        labels=labels,
+        fixed_point=design_fit(adaptive)["fixed_point"],
     )
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
     index_of = {item_id: n for n, item_id in enumerate(ids)}

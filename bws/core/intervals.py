@@ -23,6 +23,7 @@ recorded in benchmarks/RESULTS.md ("Interval coverage").
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -289,6 +290,7 @@ def estimate_shrinkage(
     temper: float = 1.0,
     weak: Scores | None = None,
     model=None,
+    fixed_point: bool = False,
 ) -> tuple[Shrinkage, Scores, np.ndarray]:
     """The prior variance of the utilities, from the data; with the fit and its posterior
     variances at that prior.
@@ -306,6 +308,16 @@ def estimate_shrinkage(
     makes large (1 / (2 WEAK_ALPHA n): 1.25 at 40 items), is in neither. Their mean
     covers in 0.93-0.97 where either alone does not (benchmarks/coverage.py). ``model``:
     the method's model of these judgments when the caller has it (its refits share it).
+
+    ``fixed_point``: the Laplace fixed point alone, for judgments from batches aimed at a
+    threshold given as a score (bws/core/targets.py). Such batches leave most items with
+    one or two appearances, whose weakly penalised utilities spread: the moments read
+    about three times the truth's variance after them, and the score is read on a scale
+    that far off. With the fixed point alone the threshold needed 52-67% of the balanced
+    design's judgments (median of 10 seeds) where the mean needed 78-86% or never got
+    there. Where the scale does not matter the mean stays: batches aimed at a top k did
+    worse with the fixed point alone (50-60% against 43-51%), and after batches over the
+    whole ranking it covered 0.81-0.94 (benchmarks/RESULTS.md, "Adaptive designs").
     """
     model = model or model_for(method, judgments)
     counts = item_counts(judgments)
@@ -350,7 +362,7 @@ def estimate_shrinkage(
             break
         points.append((marginal, image - marginal))
         marginal = _next_prior(points, image)
-    prior = (marginal + moments) / 2.0
+    prior = marginal if fixed_point else (marginal + moments) / 2.0
     scores, variance = fitted(penalty(prior), scores)
     shrinkage = Shrinkage(prior, temper * penalty(prior), marginal, moments, iterations, temper)
     return shrinkage, scores, variance
@@ -389,16 +401,19 @@ def model_intervals(
     level: float = DEFAULT_LEVEL,
     prior_variance: float | None = None,
     tails: bool = True,
-    correct_prior: bool = True,
+    adaptive: bool = False,
+    fixed_point: bool = False,
 ) -> tuple[Scores, Intervals]:
     """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce).
 
     ``prior_variance``: the prior's variance given instead of estimated from the data (for
     simulations that ask what another prior would have covered); the rest as usual.
     ``tails``: each outer end moved out by the prior's pull (bws/core/tail_intervals.py);
-    False for the plain posterior intervals. ``correct_prior``: with few judgments per item
-    the estimated prior variance is corrected for its bias (bws/core/prior_bias.py); False
-    for adaptive designs.
+    False for the plain posterior intervals. ``adaptive``: the judgments came from batches
+    that follow the fit (adaptive or iterative designs): the prior's variance is not
+    corrected for the bias of few judgments per item (bws/core/prior_bias.py), whose
+    simulation assumes a balanced design. ``fixed_point``: the prior's variance as
+    ``estimate_shrinkage(fixed_point=True)`` estimates it (implies ``adaptive``).
     """
     _check_level(level)
     # One weak fit serves both the dependence and the prior's starting point, and one
@@ -408,7 +423,8 @@ def model_intervals(
     temper = dependence(judgments, method, weak=weak)
     reliability = None
     if prior_variance is None:
-        shrinkage, scores, variance = estimate_shrinkage(
+        estimate = partial(estimate_shrinkage, fixed_point=fixed_point)
+        shrinkage, scores, variance = estimate(
             judgments, method, temper=temper, weak=weak, model=model
         )
         # Annotators who differ in reliability: refitted with each one's sensitivity. One
@@ -421,7 +437,7 @@ def model_intervals(
                 method,
                 pooled=scores,
                 shrinkage=shrinkage,
-                estimate=estimate_shrinkage,
+                estimate=estimate,
                 temper=temper,
                 level=level,
             )
@@ -438,7 +454,7 @@ def model_intervals(
             mixed = integrate_prior(model, item_counts(judgments), temper=temper, start=scores)
             scores, variance = mixed.scores, mixed.variance
             shrinkage = replace(shrinkage, prior_variance=mixed.prior_variance)
-        elif correct_prior and prior_bias.needs_correction(judgments):
+        elif not (adaptive or fixed_point) and prior_bias.needs_correction(judgments):
             # Few judgments per item: the estimate's upward bias measured by simulation.
             found = prior_bias.corrected_prior(
                 judgments,
@@ -576,14 +592,17 @@ def calibrated(
     *,
     level: float = DEFAULT_LEVEL,
     tails: bool = True,
-    correct_prior: bool = True,
+    adaptive: bool = False,
+    fixed_point: bool = False,
 ) -> tuple[Scores, Intervals]:
     """The scores of ``method`` with their calibrated intervals (the platform's default;
-    ``tails`` and ``correct_prior``: see ``model_intervals``)."""
+    ``tails``, ``adaptive`` and ``fixed_point``: see ``model_intervals``)."""
     if method == "counting":
         scores = fit("counting", judgments)
         return scores, counting_intervals(judgments, level=level, scores=scores)
-    return model_intervals(judgments, method, level=level, tails=tails, correct_prior=correct_prior)
+    return model_intervals(
+        judgments, method, level=level, tails=tails, adaptive=adaptive, fixed_point=fixed_point
+    )
 
 
 def _check_level(level: float) -> None:

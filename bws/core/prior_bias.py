@@ -23,7 +23,7 @@ the same judgments give the same scores.
 Not for adaptive designs: their batches are chosen from the fit, and chosen from the
 corrected one they ranked worse (squared Spearman with the truth 0.57-0.64 against
 0.67-0.68 after 8 appearances, bws/tests/test_model_reliability.py's studies), so the
-platform scores adaptive projects without it (``correct_prior=False``).
+platform scores adaptive projects without it (``adaptive=True``).
 """
 
 from __future__ import annotations

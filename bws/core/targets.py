@@ -48,6 +48,13 @@ KINDS = ("ranking", "top_k", "threshold", "comparisons")
 # Items of no value to a narrow target still get this share of the largest value, so that a
 # batch can be filled and no item's estimate is left to its first appearances alone.
 VALUE_FLOOR = 1e-3
+# Doubt below this counts as none: when no item's doubt reaches it (a threshold score far
+# from every score of a fit whose prior is still at its floor, after a single balanced
+# appearance), every item is worth the same and the batch goes to the least seen. Without
+# it, doubts of 1e-12 against 1e-20 sent every batch to the same few items, the prior never
+# left its floor and the answer stayed "none above" (2 of 6 seeded studies in
+# bws/tests/test_targets.py).
+NO_DOUBT = 1e-3
 # A batch has at most as many tuples as it takes to seat the items worth at least this share
 # of the most valuable one once.
 USEFUL_SHARE = 0.05
@@ -151,7 +158,7 @@ def target_values(scores, sd, target: Target) -> np.ndarray:
     else:
         raise ValueError("the ranking target's values are adaptive.rank_uncertainty's")
     top = float(value.max()) if value.size else 0.0
-    return np.maximum(value, VALUE_FLOOR * top if top > 0 else VALUE_FLOOR)
+    return np.maximum(value, max(VALUE_FLOOR * top, NO_DOUBT))
 
 
 def target_batch(

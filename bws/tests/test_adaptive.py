@@ -339,14 +339,14 @@ def _small_studies():
         truth = rng.normal(size=n)
         start = _judge(truth, balanced_tuples(n, 4, 2, seed=seed + 100), rng)
         more = balanced_tuples(n, 4, 4, seed=seed)
-        plain = calibrated(_judge(truth, more, rng, start), "plackett_luce", correct_prior=False)[
+        plain = calibrated(_judge(truth, more, rng, start), "plackett_luce", adaptive=True)[
             0
         ].scores
         judgments = start
         state = DesignState.from_tuples(judgments.items, n)
         budget = start.n_judgments + more.shape[0]
         while judgments.n_judgments < budget:
-            scores, intervals = calibrated(judgments, "plackett_luce", correct_prior=False)
+            scores, intervals = calibrated(judgments, "plackett_luce", adaptive=True)
             want = min(n // 8, budget - judgments.n_judgments)
             batch = adaptive_batch(
                 scores.scores, intervals.std, state, batch_tuples=want, max_appearances=16,
@@ -358,7 +358,7 @@ def _small_studies():
             state = state.extended(batch)
         # a last small batch may come back short (its pairs have met): never more
         assert budget - 5 <= judgments.n_judgments <= budget
-        scores, intervals = calibrated(judgments, "plackett_luce", correct_prior=False)
+        scores, intervals = calibrated(judgments, "plackett_luce", adaptive=True)
         centred = truth - truth.mean()
         cover = np.mean((intervals.low <= centred) & (centred <= intervals.high))
         gain = spearmanr(scores.scores, truth)[0] - spearmanr(plain, truth)[0]

@@ -77,6 +77,19 @@ def test_shrinkage_estimates_the_spread_and_beats_the_fixed_penalty():
     assert np.mean(errors["shrunk"]) < 0.9 * np.mean(errors["fixed"])
 
 
+def test_the_fixed_point_alone_is_the_prior_a_threshold_design_asks_for():
+    """The default prior variance is the mean of the Laplace fixed point and the moments;
+    ``fixed_point`` takes the fixed point alone, and its fit is shrunk to match."""
+    judgments, _, _, _ = simulate(200, 4, 1, 0.0, 311)
+    mean, spread, _ = estimate_shrinkage(judgments, "plackett_luce")
+    alone, shrunk, _ = estimate_shrinkage(judgments, "plackett_luce", fixed_point=True)
+    assert mean.prior_variance == pytest.approx((mean.marginal + mean.moments) / 2)
+    assert alone.prior_variance == pytest.approx(alone.marginal)
+    assert alone.marginal == pytest.approx(mean.marginal)
+    assert alone.prior_variance < mean.prior_variance  # the fixed point reads low here
+    assert np.var(shrunk.scores) < np.var(spread.scores)
+
+
 def test_bradley_terry_counts_its_dependent_pairs_once_per_judgment():
     judgments, _, _, _ = simulate(150, 8, 1, 0.0, 7)
     assert dependence(judgments, "plackett_luce") == 1.0

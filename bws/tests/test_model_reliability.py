@@ -39,7 +39,7 @@ def adaptive_snapshots(seed: int, *, n: int = N, batches: int = 6, batch_tuples:
     snapshots = []
     for step in range(batches + 1):
         judgments = _judgments(tuples, best, worst, n)
-        scores, intervals = calibrated(judgments, "plackett_luce", correct_prior=False)
+        scores, intervals = calibrated(judgments, "plackett_luce", adaptive=True)
         snapshots.append((judgments, scores, intervals))
         if step == batches:
             return truth, snapshots

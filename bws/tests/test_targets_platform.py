@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from bws import adaptive
+from bws import adaptive, services
+from bws.configuration.adaptive import AdaptiveSettings
 from bws.core import adaptive as core
+from bws.filemode import design_fit
 from bws.models import ScoreRun, TupleBatch
 from bws.tests.test_adaptive_platform import (
     inline_tasks,  # noqa: F401 (a fixture, used by name)
@@ -152,3 +154,36 @@ def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_righ
         row.ci_low -= 1.0
     row.save()
     assert adaptive.fit_arrays(run, 40)[1][row.item_index] == pytest.approx(before)
+
+
+@pytest.mark.parametrize(
+    "name, fixed_point", [("threshold", True), ("reference", False), ("top_k", False)]
+)
+def test_a_threshold_score_is_scored_with_the_fixed_point_prior(
+    tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch, name, fixed_point
+):
+    """Every run of a design aimed at a threshold given as a score fits the prior's
+    variance by the Laplace fixed point alone (bws.core.intervals.estimate_shrinkage); a
+    reference item or a top k keeps the default, every adaptive design skips the
+    correction made for balanced ones."""
+    seen = []
+    real = services.score_judgments
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["adaptive"], kwargs["fixed_point"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services, "score_judgments", spy)
+    studied(tmp_path, settings, django_capture_on_commit_callbacks, name)
+    assert seen and set(seen) == {(True, fixed_point)}
+
+
+def test_how_each_design_is_fitted():
+    def fitted(**settings):
+        return design_fit(AdaptiveSettings(**settings))
+
+    assert fitted(target="threshold", threshold=0.5) == {"adaptive": True, "fixed_point": True}
+    assert fitted(target="threshold", reference="i05") == {"adaptive": True, "fixed_point": False}
+    assert fitted(target="top_k", k=0.1) == {"adaptive": True, "fixed_point": False}
+    assert fitted(strategy="iterative") == {"adaptive": True, "fixed_point": False}
+    assert design_fit(None) == {"adaptive": False, "fixed_point": False}
