@@ -98,6 +98,29 @@ def test_comparisons_draw_every_pair_and_their_neighbours(start):
     assert batch.shape[0] < 100
 
 
+def test_when_no_item_is_in_doubt_the_batch_goes_to_the_least_seen():
+    """A fit still at its floor prior (every score near 0, sd 0.1) and a threshold score
+    far above all of them: no item's doubt means anything, so every item is worth the
+    same and the batch seats the items seen least, not the same highest few each time."""
+    rng = np.random.default_rng(3)
+    scores = rng.normal(scale=0.01, size=N)
+    sd = np.full(N, 0.1)
+    target = Target("threshold", score=0.9)
+    values = target_values(scores, sd, target)
+    assert np.ptp(values) == 0
+    state = DesignState.from_tuples(balanced_tuples(N, 4, 1, seed=3), N)
+    seen = np.zeros(N, dtype=int)
+    for step in range(4):
+        batch = target_batch(
+            scores, sd, state, target, batch_tuples=N // 8, max_appearances=32, seed=step
+        )
+        np.add.at(seen, batch.ravel(), 1)
+        state = state.extended(batch)
+    # 4 batches of n / 8 tuples, two appearances per item: spread over the items (drawn
+    # by the doubt alone, the top half would have taken them all, 4 each)
+    assert np.count_nonzero(seen) >= 0.9 * N and np.mean(seen == 4) < 0.05
+
+
 def test_a_reference_item_counts_for_every_item_and_is_always_drawn(start):
     _, _, scores, sd = start
     values = target_values(scores, sd, TARGETS["reference"])
