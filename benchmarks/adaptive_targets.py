@@ -122,6 +122,15 @@ def accuracy(target: Target, report, truth) -> float:
     return float(np.mean(report.answer == (truth[a] > truth[b])))
 
 
+def precision(target: Target, report, truth) -> float:
+    """The share of the reported answer that is right: for a threshold, of the items
+    reported above it (the figure ``expected_precision`` predicts); else the accuracy."""
+    if target.kind != "threshold":
+        return accuracy(target, report, truth)
+    inside = report.answer.sum()
+    return float(np.mean(above(target, truth)[report.answer])) if inside else 1.0
+
+
 def fit(study: Study, target: Target, targeted: bool = False, adaptive: bool = True):
     """The platform's fit and the target's report (``adaptive``: as it scores a study whose
     batches follow the fit, with the Laplace fixed point alone for a threshold given as a
@@ -225,14 +234,17 @@ def main(argv=None) -> None:
             shares = np.array(spent)
             said_balanced = np.mean([r[1].expected_precision for r in reference])
             said = np.mean([r.expected_precision for r in reports])
-            was = np.mean([accuracy(goals[s], reports[s], truths[s]) for s in seeds])
+            was = np.mean([precision(goals[s], reports[s], truths[s]) for s in seeds])
+            was_balanced = np.mean(
+                [precision(goals[s], r[1], truths[s]) for s, r in enumerate(reference)]
+            )
             print(
                 f"| {kind} | {utilities} | {args.items:,} | {goal:.3f} | "
                 + ", ".join("-" if not np.isfinite(x) else f"{x:.0%}" for x in shares)
                 + f" | {np.median(shares):.0%} | {np.max(shares):.0%} | "
                 f"{int(np.isfinite(shares).sum())} of {args.seeds} | "
                 f"{calibration(reports, truths, goals)} | "
-                f"{said:.3f} / {was:.3f} (balanced {said_balanced:.3f} / {goal:.3f}) |",
+                f"{said:.3f} / {was:.3f} (balanced {said_balanced:.3f} / {was_balanced:.3f}) |",
                 flush=True,
             )
             print(f"<!-- {time.process_time() - started:.0f} s CPU -->", flush=True)

@@ -312,12 +312,12 @@ def estimate_shrinkage(
     ``fixed_point``: the Laplace fixed point alone, for judgments from batches aimed at a
     threshold given as a score (bws/core/targets.py). Such batches leave most items with
     one or two appearances, whose weakly penalised utilities spread: the moments read
-    about three times the truth's variance after them, and the score is read on a scale
-    that far off. With the fixed point alone the threshold needed 52-67% of the balanced
-    design's judgments (median of 10 seeds) where the mean needed 78-86% or never got
-    there. Where the scale does not matter the mean stays: batches aimed at a top k did
-    worse with the fixed point alone (50-60% against 43-51%), and after batches over the
-    whole ranking it covered 0.81-0.94 (benchmarks/RESULTS.md, "Adaptive designs").
+    three to five times the truth's variance after them, and the score is read on a scale
+    that far off. The fixed point reads low instead (about half), and ``model_intervals``
+    corrects it by simulation (prior_bias.corrected_prior with the fit's order). Where the
+    scale does not matter the mean stays: batches aimed at a top k did worse with the fixed
+    point alone, and after batches over the whole ranking it covered 0.81-0.94
+    (benchmarks/RESULTS.md, "Adaptive designs").
     """
     model = model or model_for(method, judgments)
     counts = item_counts(judgments)
@@ -413,7 +413,8 @@ def model_intervals(
     that follow the fit (adaptive or iterative designs): the prior's variance is not
     corrected for the bias of few judgments per item (bws/core/prior_bias.py), whose
     simulation assumes a balanced design. ``fixed_point``: the prior's variance as
-    ``estimate_shrinkage(fixed_point=True)`` estimates it (implies ``adaptive``).
+    ``estimate_shrinkage(fixed_point=True)`` estimates it, corrected for its bias by
+    simulation in the fit's order (implies ``adaptive``).
     """
     _check_level(level)
     # One weak fit serves both the dependence and the prior's starting point, and one
@@ -454,14 +455,27 @@ def model_intervals(
             mixed = integrate_prior(model, item_counts(judgments), temper=temper, start=scores)
             scores, variance = mixed.scores, mixed.variance
             shrinkage = replace(shrinkage, prior_variance=mixed.prior_variance)
-        elif not (adaptive or fixed_point) and prior_bias.needs_correction(judgments):
-            # Few judgments per item: the estimate's upward bias measured by simulation.
-            found = prior_bias.corrected_prior(
-                judgments,
-                shrinkage.prior_variance,
-                lambda simulated: _pooled_prior(simulated, method),
-                steps=prior_bias.STEPS.get(method, 1),
-            )
+        elif fixed_point or (not adaptive and prior_bias.needs_correction(judgments)):
+            if fixed_point:
+                # The fixed point reads low after batches aimed at a threshold (about half
+                # the truth's variance, as the Laplace approximation shrinks items seen
+                # once): its bias measured on the same tuples, the simulated utilities in
+                # the fit's order (benchmarks/RESULTS.md, "Adaptive designs").
+                found = prior_bias.corrected_prior(
+                    judgments,
+                    shrinkage.prior_variance,
+                    lambda simulated: _pooled_prior(simulated, method, fixed_point=True),
+                    order=scores.scores,
+                    spread=np.sqrt(variance),
+                )
+            else:
+                # Few judgments per item: the estimate's upward bias measured by simulation.
+                found = prior_bias.corrected_prior(
+                    judgments,
+                    shrinkage.prior_variance,
+                    lambda simulated: _pooled_prior(simulated, method),
+                    steps=prior_bias.STEPS.get(method, 1),
+                )
             prior = max(MIN_PRIOR_VARIANCE, found.prior_variance)
             alpha = temper * penalty(prior)
             scores = fit_model(model, item_counts(judgments), alpha=alpha, initial=scores.scores)
@@ -511,13 +525,15 @@ def model_intervals(
     return scores, widen_tails(scores, intervals, corrected=shrinkage.uncorrected is not None)
 
 
-def _pooled_prior(judgments: Judgments, method: str) -> float:
+def _pooled_prior(judgments: Judgments, method: str, fixed_point: bool = False) -> float:
     """The prior variance ``model_intervals`` estimates for these judgments, pooled over
     the annotators (the estimator prior_bias corrects, run on its simulated studies)."""
     model = model_for(method, judgments)
     weak = fit_model(model, item_counts(judgments), alpha=WEAK_ALPHA)
     temper = dependence(judgments, method, weak=weak)
-    shrinkage, _, _ = estimate_shrinkage(judgments, method, temper=temper, weak=weak, model=model)
+    shrinkage, _, _ = estimate_shrinkage(
+        judgments, method, temper=temper, weak=weak, model=model, fixed_point=fixed_point
+    )
     return shrinkage.prior_variance
 
 

@@ -128,3 +128,66 @@ def test_with_the_prior_corrected_the_extreme_items_are_covered_too():
     assert np.mean(plain_extreme) < 0.88  # 0.82-0.86 in 30 studies
     assert np.mean(extreme) >= 0.89, np.mean(extreme)  # 0.92-0.96 in 30 studies
     assert 0.93 <= np.mean(overall) <= 0.975
+
+
+def _threshold_design(seed, n=1000, batches=32, t3=False):
+    """One balanced appearance, then batches aimed at the truth's 80th percentile given as
+    a score (about 5 appearances per item in all), each from the platform's fit of such a
+    design. The judgments and the truth's variance."""
+    from bws.core.adaptive import DesignState  # noqa: I001 (only these tests design batches)
+    from bws.core.choice_models import sample_maxdiff  # (the same)
+    from bws.core.design import balanced_tuples  # (the same)
+    from bws.core.judgments import Judgments  # (the same)
+    from bws.core.targets import Target, target_batch  # (the same)
+
+    rng = np.random.default_rng(seed)
+    truth = rng.standard_t(3, size=n) / np.sqrt(3) if t3 else rng.normal(size=n)
+    target = Target("threshold", score=float(np.quantile(truth, 0.8)))
+    tuples = balanced_tuples(n, 4, 1, seed=seed)
+    best, worst = sample_maxdiff(tuples, truth, rng)
+    state = DesignState.from_tuples(tuples, n)
+
+    def judged():
+        m = tuples.shape[0]
+        return Judgments(tuples, best, worst, np.arange(m), np.arange(m) % 20, np.arange(m), n)
+
+    for step in range(batches):
+        scores, found = calibrated(judged(), "plackett_luce", adaptive=True, fixed_point=True)
+        batch = target_batch(
+            scores.scores, found.std, state, target, batch_tuples=n // 32, max_appearances=32,
+            seed=step,
+        )  # fmt: skip
+        more_best, more_worst = sample_maxdiff(batch, truth, rng)
+        tuples = np.vstack([tuples, batch])
+        best, worst = np.concatenate([best, more_best]), np.concatenate([worst, more_worst])
+        state = state.extended(batch)
+    return judged(), float(np.var(truth))
+
+
+def test_after_batches_aimed_at_a_threshold_the_fixed_point_is_corrected_in_the_fits_order():
+    """The Laplace fixed point reads about half the truth's variance after such batches.
+    Simulations whose utilities keep the order of a posterior draw of the fit (the items
+    seen once are the extreme ones, as in the real design) measure that bias; the
+    platform's fit of such a design is the estimate corrected by them."""
+    alone, corrected = [], []
+    for t3 in (False, True):
+        for seed in range(2):
+            judgments, variance = _threshold_design(seed, t3=t3)
+            shrinkage, scores, posterior = intervals.estimate_shrinkage(
+                judgments, "plackett_luce", fixed_point=True
+            )
+            found = prior_bias.corrected_prior(
+                judgments,
+                shrinkage.prior_variance,
+                lambda simulated: intervals._pooled_prior(
+                    simulated, "plackett_luce", fixed_point=True
+                ),
+                order=scores.scores,
+                spread=np.sqrt(posterior),
+            )
+            alone.append(np.log(shrinkage.prior_variance / variance))
+            corrected.append(np.log(found.prior_variance / variance))
+            _, fit = calibrated(judgments, "plackett_luce", adaptive=True, fixed_point=True)
+            assert fit.prior_variance == pytest.approx(found.prior_variance)
+    assert max(alone) < np.log(0.75), np.exp(alone)  # every study's reads low
+    assert np.mean(np.abs(corrected)) < 0.6 * np.mean(np.abs(alone)), np.exp(corrected)

@@ -241,9 +241,10 @@ def _threshold_accuracy(fixed_point: bool, seed: int, n: int = 1000, batches: in
 def test_a_threshold_score_is_read_better_on_the_fixed_point_prior():
     """After batches aimed at a threshold, the mean of the two prior estimates reads the
     utilities' variance too high and the score on too wide a scale; the platform fits such
-    designs with the Laplace fixed point alone (measured: 0.858 against 0.846 of the items
-    on the right side, 6 studies of 1,000 items after 4 appearances per item)."""
-    alone = [_threshold_accuracy(True, seed) for seed in range(6)]
+    designs with the Laplace fixed point, corrected in the fit's order (measured: 0.866
+    against 0.832 of the items on the right side, 6 studies of 1,000 items after 4
+    appearances per item; the fixed point uncorrected 0.855)."""
+    fixed = [_threshold_accuracy(True, seed) for seed in range(6)]
     mean = [_threshold_accuracy(False, seed) for seed in range(6)]
-    assert np.mean(alone) > np.mean(mean) + 0.005, (alone, mean)
-    assert min(alone) >= min(mean)
+    assert np.mean(fixed) > np.mean(mean) + 0.015, (fixed, mean)
+    assert min(fixed) >= min(mean)
