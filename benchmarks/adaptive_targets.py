@@ -14,8 +14,12 @@ until its accuracy reaches the reference (or 8 appearances are spent). Accuracy:
 the truth, as a score) and reference (above the item at that percentile), the share of
 items on the right side; for comparisons (20 pairs of items 0.3 sd apart in truth), the
 share of pairs in the right order. Printed: per target and crowd, the share of the balanced
-design's judgments each seed needed (median, worst), and the calibration of the reported
-probability that the answer is right about an item.
+design's judgments each seed needed (median, worst), the calibration of the reported
+probability that the answer is right about an item and of the answer's expected precision
+(for a threshold, the share of the items reported above it that are), and how much of the
+truth the last fit's 95% intervals cover. The fit is the platform's: a threshold given as
+a score with the Laplace fixed point as the prior's variance, corrected in the fit's order
+(bws/core/intervals.py); the balanced design scored as a balanced study.
 Figures, not assertions.
 """
 
@@ -37,6 +41,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import coverage  # noqa: E402
 from adaptive import SIZE, Study, true_utilities  # noqa: E402
 
 from bws.core.adaptive import DesignState  # noqa: E402
@@ -50,6 +55,7 @@ MAX_APPEARANCES = 32
 ANNOTATORS = 20
 CLICKERS = 4
 METHOD = "plackett_luce"
+METHODS = ("plackett_luce", "bradley_terry", "counting")  # whose coverage is reported
 PAIRS = 20
 PAIR_GAP = 0.3  # the true difference of a chosen pair, in sd of the utilities
 MEMORY_LIMIT = 4 * 1024**3
@@ -150,9 +156,22 @@ def balanced(truth, seed, careless, target):
     return accuracy(target, report, truth), report
 
 
+def covered(study: Study, target: Target) -> dict[str, float]:
+    """Per method, the share of what its 95% intervals should hold (coverage.target) that
+    they hold, fitted as the platform fits the design."""
+    judgments = study.judgments()
+    fixed_point = target.kind == "threshold" and target.reference is None
+    out = {}
+    for method in METHODS:
+        _, intervals = calibrated(judgments, method, adaptive=True, fixed_point=fixed_point)
+        goal = coverage.target(method, study.truth, study.tuples)
+        out[method] = float(np.mean((intervals.low <= goal) & (goal <= intervals.high)))
+    return out
+
+
 def targeted(truth, seed, careless, target, goal, args):
     """Appearances per item spent until the accuracy reaches ``goal`` (None: not within
-    FINAL), with the last report."""
+    FINAL), with the last report and the share of the truth its intervals cover."""
     n = truth.size
     study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
     study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
@@ -161,19 +180,19 @@ def targeted(truth, seed, careless, target, goal, args):
     step, batch = 0, max(1, round(n * args.batch_share / SIZE))
     while accuracy(target, report, truth) < goal:
         if study.spent >= FINAL - 1e-9:
-            return None, report
+            return None, report, covered(study, target)
         rows = target_batch(
             scores, sd, state, target, batch_tuples=batch,
             max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
             useful_share=args.useful_share,
         )  # fmt: skip
         if rows.shape[0] == 0:
-            return None, report
+            return None, report, covered(study, target)
         study.judge(rows)
         state = state.extended(rows)
         scores, sd, report = fit(study, target, targeted=True)
         step += 1
-    return study.spent, report
+    return study.spent, report, covered(study, target)
 
 
 def calibration(reports, truths, targets) -> str:
@@ -214,8 +233,8 @@ def main(argv=None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     print("| target | utilities | items | balanced accuracy at r = 8 | share of its judgments per "
           "seed | median | worst | reached | right when said >= 0.9 | answer's precision said / "
-          "was |")  # fmt: skip
-    print("|---|---|---:|---:|---|---:|---:|---|---|---|")
+          "was | 95% intervals cover: PL, BT, counting (min-max of the seeds) |")  # fmt: skip
+    print("|---|---|---:|---:|---|---:|---:|---|---|---|---|")
     for kind in args.targets:
         for utilities in args.utilities:
             started = time.process_time()
@@ -226,9 +245,10 @@ def main(argv=None) -> None:
             goals = [make_target(kind, truths[s], np.random.default_rng(s + 100)) for s in seeds]
             reference = [balanced(truths[s], s, careless, goals[s]) for s in seeds]
             goal = float(np.mean([r[0] for r in reference]))
-            spent, reports = [], []
+            spent, reports, cover = [], [], []
             for s in seeds:
-                used, report = targeted(truths[s], s, careless, goals[s], goal, args)
+                used, report, inside = targeted(truths[s], s, careless, goals[s], goal, args)
+                cover.append(inside)
                 spent.append(np.inf if used is None else used / FINAL)
                 reports.append(report)
             shares = np.array(spent)
@@ -244,7 +264,12 @@ def main(argv=None) -> None:
                 + f" | {np.median(shares):.0%} | {np.max(shares):.0%} | "
                 f"{int(np.isfinite(shares).sum())} of {args.seeds} | "
                 f"{calibration(reports, truths, goals)} | "
-                f"{said:.3f} / {was:.3f} (balanced {said_balanced:.3f} / {was_balanced:.3f}) |",
+                f"{said:.3f} / {was:.3f} (balanced {said_balanced:.3f} / {was_balanced:.3f}) | "
+                + "; ".join(
+                    f"{min(c[m] for c in cover):.3f}-{max(c[m] for c in cover):.3f}"
+                    for m in METHODS
+                )
+                + " |",
                 flush=True,
             )
             print(f"<!-- {time.process_time() - started:.0f} s CPU -->", flush=True)
