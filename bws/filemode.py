@@ -547,10 +547,24 @@ def design_fit(adaptive) -> dict:
     return {"adaptive": True, "fixed_point": threshold}
 
 
+def design_kind(adaptive) -> str | None:
+    """What chose a design's tuples after its balanced start, from its adaptive settings:
+    None for a balanced design, "iterative" (rounds), "adaptive" (batches over the whole
+    ranking) or a narrow target's batches: "top_k", "threshold" (above a score),
+    "reference" (above an item) or "comparisons". Intervals are marked approximate per
+    kind where they were measured to miss (bws.core.coverage_limits.DESIGN_COVERAGE)."""
+    if adaptive is None:
+        return None
+    if adaptive.strategy != AdaptiveStrategy.ADAPTIVE or adaptive.target == AdaptiveTarget.RANKING:
+        return str(adaptive.strategy)
+    if adaptive.target == AdaptiveTarget.THRESHOLD and adaptive.threshold is None:
+        return "reference"
+    return str(adaptive.target)
+
+
 def design_strategy(study: Study) -> str | None:
-    """The adaptive strategy of a study's design ("adaptive" or "iterative"), or None."""
-    adaptive = study.config.bws.adaptive if study.config.bws is not None else None
-    return None if adaptive is None else str(adaptive.strategy)
+    """What chose a study's tuples after its balanced start (``design_kind``), or None."""
+    return design_kind(study.config.bws.adaptive if study.config.bws is not None else None)
 
 
 def _half_width(intervals: Intervals, diagnostics: Diagnostics, item: int) -> str:

@@ -29,6 +29,7 @@ from .core.scoring_options import INTERVAL_METHODS
 from .filemode import (
     ScoreRow,
     design_fit,
+    design_kind,
     format_stats,
     scheme_scoring,
     score_judgments,
@@ -349,7 +350,7 @@ def _compute(run: ScoreRun) -> _Computed:
     model = None
     if adaptive is not None:
         model = model_reliability_entry(judgments, run.method, seed=params.get("seed", 0))
-    design = None if adaptive is None else str(adaptive.strategy)
+    design = design_kind(adaptive)
     labels = selectors.item_labels(project)
     rows, reliability, points, stats, advice, sources, annotators, ranks = score_everything(
         *work,
