@@ -159,3 +159,33 @@ def test_a_top_k_target_says_its_answer_and_how_likely_it_is_right(
     chances = [float(rows.nth(i).locator("td.num").inner_text()) for i in range(4)]
     assert chances == sorted(chances, reverse=True) and all(0 <= p <= 1 for p in chances)
     page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-top-k.png")
+
+
+def test_intervals_after_a_threshold_target_are_marked_with_its_measured_coverage(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    page = browser_page
+    project = annotated_adaptive_project(
+        tmp_path,
+        monkeypatch,
+        "above",
+        "        target: threshold\n        threshold: 0.5\n",
+        answers=80,
+    )
+    services.execute_run(
+        services.request_run(project=project, scheme="quality", method="plackett_luce").pk
+    )
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/above/bws/?method=plackett_luce")
+    said = " ".join(page.locator("body").inner_text().split())
+    assert "aimed at the items above a score (adaptive batches)" in said
+    assert "Plackett-Luce calibrated intervals called 95% covered 0.85-0.97" in said
+    marks = page.locator("td[data-approximate] abbr.undefined")
+    assert marks.count() == 40
+    assert "above a score" in marks.first.get_attribute("title")
+    page.screenshot(path=ARTIFACTS / "bws-dashboard-threshold.png", full_page=True)
