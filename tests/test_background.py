@@ -233,6 +233,11 @@ class Annotator:
     def __init__(self, stack, username):
         self.stack = stack
         self.session = requests.Session()
+        # A connection per request, as nginx opens them in front of gunicorn: a kept-alive
+        # one that gunicorn closes after its 2 s keep-alive, just as the next request goes
+        # out on it, ended a run of this test on a loaded machine ("Remote end closed
+        # connection without response").
+        self.session.headers["Connection"] = "close"
         token = self.session.post(
             stack.url("/api/v1/auth/token/"),
             json={"username": username, "password": "pw-123456"},

@@ -81,6 +81,8 @@ class Annotator:
     def __init__(self, stack, username):
         self.stack = stack
         self.session = requests.Session()
+        # A connection per request, as nginx opens them (tests/test_background.py says why).
+        self.session.headers["Connection"] = "close"
         token = self.session.post(
             stack.url("/api/v1/auth/token/"),
             json={"username": username, "password": "pw-123456"},
