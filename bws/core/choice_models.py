@@ -350,14 +350,22 @@ def model_for(method: str, judgments: Judgments) -> PairwiseModel | MaxDiffModel
 
 
 def sample_maxdiff(
-    tuples: np.ndarray, utilities: np.ndarray, seed: int | np.random.Generator | None = None
+    tuples: np.ndarray,
+    utilities: np.ndarray,
+    seed: int | np.random.Generator | None = None,
+    *,
+    scale: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw (best, worst) column positions for each tuple row from the MaxDiff model.
 
     Best from softmax(u) over the tuple, worst from softmax(-u) over the rest (Gumbel-max).
+    ``scale``: per row, a factor on its utilities (an annotator's sensitivity; 0 clicks at
+    random).
     """
     rng = np.random.default_rng(seed)
     utility = np.asarray(utilities, dtype=float)[np.asarray(tuples)]
+    if scale is not None:
+        utility = utility * np.asarray(scale, dtype=float)[:, None]
     best = np.argmax(utility + rng.gumbel(size=utility.shape), axis=1)
     rest = -utility + rng.gumbel(size=utility.shape)
     rest[np.arange(utility.shape[0]), best] = -np.inf

@@ -79,9 +79,15 @@ def needs_correction(judgments: Judgments) -> bool:
     return CORRECT_FROM_JUDGMENTS <= judgments_per_item(judgments) < CORRECT_BELOW_JUDGMENTS
 
 
-def simulated_judgments(rng: np.random.Generator, utilities: np.ndarray, judgments: Judgments):
-    """Best-worst choices on the same tuples under the MaxDiff model."""
-    best, worst = sample_maxdiff(judgments.items, utilities, rng)
+def simulated_judgments(
+    rng: np.random.Generator,
+    utilities: np.ndarray,
+    judgments: Judgments,
+    scale: np.ndarray | None = None,
+):
+    """Best-worst choices on the same tuples under the MaxDiff model (``scale``: each
+    judgment's utilities times it)."""
+    best, worst = sample_maxdiff(judgments.items, utilities, rng, scale=scale)
     return Judgments(
         judgments.items,
         best,
@@ -107,6 +113,7 @@ def corrected_prior(
     steps: int = 1,
     order: np.ndarray | None = None,
     spread: np.ndarray | None = None,
+    scale: np.ndarray | None = None,
 ) -> Correction:
     """``estimated``: the study's estimate of the prior variance; ``estimate``: the same
     estimator, to run on simulated studies of the same design. Each of ``steps`` scales the
@@ -120,7 +127,9 @@ def corrected_prior(
     these scores, so that the items seen least are again the extreme ones. ``spread``: the
     scores' posterior sd, by which each simulation perturbs that order (the fit's order is
     not the truth's: kept exactly, the correction overshot, 1.4-2.0 times the truth's
-    variance against 0.8-1.3)."""
+    variance against 0.8-1.3). ``scale``: per judgment, how sensitive its annotator was
+    found to be (the joint fit's sensitivities); the simulated choices follow it, so that
+    random clickers click at random again."""
     shown = np.bincount(judgments.items.ravel(), minlength=judgments.n_items) > 0
     runs = int(np.clip(np.ceil(SIMULATED_ITEMS / max(int(shown.sum()), 1)), 1, MAX_SIMULATIONS))
     quantiles = ndtri((np.arange(judgments.n_items) + 0.5) / judgments.n_items)
@@ -137,7 +146,7 @@ def corrected_prior(
                     key = key + spread * rng.normal(size=key.size)
                 utilities = np.empty(key.size)
                 utilities[np.argsort(key, kind="stable")] = np.sqrt(drawn) * quantiles
-            found.append(estimate(simulated_judgments(rng, utilities, judgments)))
+            found.append(estimate(simulated_judgments(rng, utilities, judgments, scale)))
         simulated = float(np.mean(found))
         if simulated <= 0:
             break
