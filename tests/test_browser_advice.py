@@ -184,7 +184,7 @@ def test_intervals_after_a_threshold_target_are_marked_with_its_measured_coverag
     page.goto(f"{live_server.url}/projects/above/bws/?method=plackett_luce")
     said = " ".join(page.locator("body").inner_text().split())
     assert "aimed at the items above a score (adaptive batches)" in said
-    assert "Plackett-Luce calibrated intervals called 95% covered 0.85-0.97" in said
+    assert "Plackett-Luce calibrated intervals called 95% covered 0.89-0.97" in said
     marks = page.locator("td[data-approximate] abbr.undefined")
     assert marks.count() == 40
     assert "above a score" in marks.first.get_attribute("title")
