@@ -19,10 +19,10 @@ Every target lays its batch out with ``adaptive.batch_by_value``, so the design 
 ``bws.core.adaptive`` hold for all of them: at most ``max_appearances`` per item and once
 a batch, no pair twice, positions balanced, the same batch from the same inputs and seed.
 
-Value is divided by (appearances + 1) and raised to ``sharpness`` (TARGET_SHARPNESS): an
-item's variance falls about as one over its appearances, so what one more appearance takes
-off its error falls too, and a sharp draw keeps the batch on the items in doubt. Measured
-in ``benchmarks/adaptive_targets.py``.
+Value is divided by (appearances + 1) and raised to ``sharpness`` (TARGET_SHARPNESS; for the
+top k, TOP_K_SHARPNESS): an item's variance falls about as one over its appearances, so what
+one more appearance takes off its error falls too, and a sharp draw keeps the batch on the
+items in doubt. Measured in ``benchmarks/adaptive_targets.py``.
 
 What the fit says (``target_report``): per item the posterior probability of belonging to
 the answer (in the top k, above the threshold), the expected share of the reported answer
@@ -61,7 +61,13 @@ USEFUL_SHARE = 0.05
 # Narrow targets draw items with probability proportional to value ** this: at 1,000 items
 # the top 10% was reached with a median of 49-59% of the balanced design's judgments at 1,
 # 46-51% at 2 and 44-46% at 3 (benchmarks/adaptive_targets.py, 10 seeds, normal and t3).
+# For a threshold, 2 and 4 did no better than 3 (normal 64% and 54% against 54%, t3 59% and
+# 50% against 54%, worst seed 71-84% against 64-81%); pairs were measured at 3 only.
 TARGET_SHARPNESS = 3.0
+# The top k draws sharper: at 4 every crowd met half the judgments (normal, t3 and 4 of 20
+# annotators clicking at random: medians 45%, 49%, 48% at 1,000 items, worst 62-68%; 44%,
+# 46%, 50% at 10,000, worst 47-52%), where 3 left the clickers at 51% (10 seeds each).
+TOP_K_SHARPNESS = 4.0
 DRAWS = 400
 # After batches aimed at a narrow target the fit's sd reads too small for the items in doubt
 # (their errors spread 1.15-1.19 times their sd at 1,000 items): the answer's expected
@@ -176,13 +182,15 @@ def target_batch(
 ) -> np.ndarray:
     """The next batch of at most ``batch_tuples`` tuples for ``target`` (k, T int64 item
     indices in position order), under the rules of ``bws.core.adaptive``; ``sharpness``
-    defaults to 1 for the ranking and TARGET_SHARPNESS for a narrow target."""
+    defaults to 1 for the ranking, TOP_K_SHARPNESS for the top k and TARGET_SHARPNESS for
+    the other narrow targets."""
     if target.kind == "ranking":
         return adaptive_batch(
             scores, sd, state, batch_tuples=batch_tuples, max_appearances=max_appearances,
             seed=seed, sharpness=1.0 if sharpness is None else sharpness, jitter=jitter,
         )  # fmt: skip
-    sharpness = TARGET_SHARPNESS if sharpness is None else sharpness
+    if sharpness is None:
+        sharpness = TOP_K_SHARPNESS if target.kind == "top_k" else TARGET_SHARPNESS
     u, s = _fit(scores, sd)
     if state.n_items != u.size:
         raise ValueError(f"the design has {state.n_items} items, the fit {u.size}")

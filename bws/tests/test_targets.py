@@ -11,7 +11,9 @@ from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
 from bws.core.targets import (
+    TARGET_SHARPNESS,
     TARGETED_SD_FACTOR,
+    TOP_K_SHARPNESS,
     Target,
     target_batch,
     target_report,
@@ -248,3 +250,23 @@ def test_a_threshold_score_is_read_better_on_the_fixed_point_prior():
     mean = [_threshold_accuracy(False, seed) for seed in range(6)]
     assert np.mean(fixed) > np.mean(mean) + 0.015, (fixed, mean)
     assert min(fixed) >= min(mean)
+
+
+def test_the_top_k_draws_sharper_than_the_other_targets(start):
+    """The top k's batches use TOP_K_SHARPNESS (4: every crowd met half the balanced
+    design's judgments, benchmarks/RESULTS.md), the other narrow targets 3."""
+    _, tuples, scores, sd = start
+    state = DesignState.from_tuples(tuples, N)
+
+    def batch(target, sharpness=None):
+        return target_batch(
+            scores, sd, state, target, batch_tuples=40, max_appearances=MAX_APPEARANCES,
+            seed=4, sharpness=sharpness,
+        )  # fmt: skip
+
+    assert TOP_K_SHARPNESS == 4 and TARGET_SHARPNESS == 3
+    top = TARGETS["top_k"]
+    assert np.array_equal(batch(top), batch(top, TOP_K_SHARPNESS))
+    assert not np.array_equal(batch(top), batch(top, TARGET_SHARPNESS))
+    above = TARGETS["threshold"]
+    assert np.array_equal(batch(above), batch(above, TARGET_SHARPNESS))
