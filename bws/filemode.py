@@ -532,19 +532,12 @@ def report_diagnostics(report: ScoreReport, *, design: str | None = None) -> Dia
     return diagnose_report(report.judgments, report.scores, report.intervals, design=design)
 
 
-def design_fit(adaptive) -> dict:
-    """The keywords of ``score_judgments`` for a design's adaptive settings (None: a
+def design_fit(kind: str | None) -> dict:
+    """The keywords of ``score_judgments`` for a design of this ``design_kind`` (None: a
     balanced design): whether its batches follow the fit, and whether they aim at a
-    threshold given as a score (whose prior is the Laplace fixed point alone,
+    threshold given as a score (whose prior is the Laplace fixed point, corrected,
     bws.core.intervals)."""
-    if adaptive is None:
-        return {"adaptive": False, "fixed_point": False}
-    threshold = (
-        adaptive.strategy == AdaptiveStrategy.ADAPTIVE
-        and adaptive.target == AdaptiveTarget.THRESHOLD
-        and adaptive.threshold is not None
-    )
-    return {"adaptive": True, "fixed_point": threshold}
+    return {"adaptive": kind is not None, "fixed_point": kind == "threshold"}
 
 
 def design_kind(adaptive) -> str | None:
@@ -609,7 +602,7 @@ def study_stats(study: Study, *, seed: int | None = None) -> str:
             options["method"],
             bootstrap=options["bootstrap_iterations"] if options["include_confidence"] else 0,
             seed=seed,
-            **design_fit(study.config.bws.adaptive if study.config.bws is not None else None),
+            **design_fit(design_strategy(study)),
         )
         reliability = split_half(judgments, seed=seed)
         model = _model_reliability(study, judgments, options["method"], seed)

@@ -253,15 +253,15 @@ def score_everything(
     model=None,
     design: str | None = None,
     labels: ItemLabels | None = None,
-    fixed_point: bool = False,
 ):
     """The numeric part of a run, with no database access: scores with intervals,
     split-half reliability, convergence, the advice on when to stop, the stats text and
     the systems ranked (``labels``: the items' groups and systems, ranks within groups).
     ``model``: an adaptive design's model split-half (model_reliability_entry), which
     makes the advice's projected reliability a range. ``design``: the adaptive strategy
-    (bws.core.diagnostics marks intervals under iterative rounds approximate); ``fixed_point``:
-    its batches aim at a threshold (filemode.design_fit). Last: each
+    (filemode.design_kind: what chose the tuples, which also says how the prior is fitted,
+    filemode.design_fit; bws.core.diagnostics marks intervals approximate under the
+    designs where they were measured to miss). Last: each
     annotator's estimated sensitivity (bws.core.annotator_model), None for counting or
     bootstrap intervals; then the rank intervals (bws.rank_results), None without
     calibrated intervals."""
@@ -273,8 +273,7 @@ def score_everything(
         unit=params.get("resample_unit", "tuple"),
         interval_method=params.get("interval_method", "bootstrap"),
         shrinkage=params.get("shrinkage", "fixed"),
-        adaptive=design is not None,  # an adaptive design's batches follow the fit
-        fixed_point=fixed_point,
+        **design_fit(design),  # an adaptive design's batches follow the fit
     )
     labels = labels or ItemLabels()
     rows = score_table(ids, texts, report, labels)
@@ -353,11 +352,7 @@ def _compute(run: ScoreRun) -> _Computed:
     design = design_kind(adaptive)
     labels = selectors.item_labels(project)
     rows, reliability, points, stats, advice, sources, annotators, ranks = score_everything(
-        *work,
-        model=model,
-        design=design,
-        labels=labels,
-        fixed_point=design_fit(adaptive)["fixed_point"],
+        *work, model=model, design=design, labels=labels
     )
     diagnostics = _diagnostics(judgments, run.method, params, rows, ids, design=design)
     index_of = {item_id: n for n, item_id in enumerate(ids)}

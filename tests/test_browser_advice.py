@@ -19,6 +19,14 @@ from .test_browser import ARTIFACTS, browser_page, log_in  # noqa: F401  (fixtur
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def open_as_manager(page, live_server, project, query=""):
+    """Log in as a manager of ``project`` and open its BWS tab (``query``: "?method=...")."""
+    manager = UserFactory(username="lead")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    log_in(page, live_server.url, "lead", "pw-for-tests-123")
+    page.goto(f"{live_server.url}/projects/{project.slug}/bws/{query}")
+
+
 def test_the_advice_card_states_when_to_stop_and_how(browser_page, live_server, tmp_path):  # noqa: F811
     page = browser_page
     shutil.copytree(Path(settings.BASE_DIR) / "examples" / "mt_bws", tmp_path / "mt")
@@ -27,10 +35,7 @@ def test_the_advice_card_states_when_to_stop_and_how(browser_page, live_server, 
     run = services.execute_run(
         services.request_run(project=project, scheme="overall_quality", bootstrap=0).pk
     )
-    manager = UserFactory(username="lead")
-    Membership.objects.create(user=manager, project=project, role="manager")
-    log_in(page, live_server.url, "lead", "pw-for-tests-123")
-    page.goto(f"{live_server.url}/projects/mt/bws/")
+    open_as_manager(page, live_server, project)
     card = page.locator("[data-advice]")
     assert card.get_attribute("data-advice") == run.advice["verdict"]
     assert card.locator("[data-statement]").inner_text() == run.advice["statement"]
@@ -77,10 +82,7 @@ def test_the_adaptive_design_card_lists_its_batches(
     run = services.execute_run(
         services.request_run(project=project, scheme="quality", bootstrap=0).pk
     )
-    manager = UserFactory(username="lead")
-    Membership.objects.create(user=manager, project=project, role="manager")
-    log_in(page, live_server.url, "lead", "pw-for-tests-123")
-    page.goto(f"{live_server.url}/projects/adaptive/bws/")
+    open_as_manager(page, live_server, project)
     card = page.locator("[data-adaptive]")
     card.locator("summary").click()
     rows = card.locator("tr[data-batch]")
@@ -112,10 +114,7 @@ def test_intervals_under_iterative_rounds_are_marked_approximate_on_the_page(
     services.execute_run(
         services.request_run(project=project, scheme="quality", method="plackett_luce").pk
     )
-    manager = UserFactory(username="lead")
-    Membership.objects.create(user=manager, project=project, role="manager")
-    log_in(page, live_server.url, "lead", "pw-for-tests-123")
-    page.goto(f"{live_server.url}/projects/rounds/bws/?method=plackett_luce")
+    open_as_manager(page, live_server, project, "?method=plackett_luce")
     assert "drawn inside score buckets (iterative rounds)" in page.content()
     marks = page.locator("td[data-approximate] abbr.undefined")
     assert marks.count() == 40
@@ -144,10 +143,7 @@ def test_a_top_k_target_says_its_answer_and_how_likely_it_is_right(
         tmp_path, monkeypatch, "top", "        target: top_k\n        k: 0.1\n", answers=60
     )
     services.execute_run(services.request_run(project=project, scheme="quality").pk)
-    manager = UserFactory(username="lead")
-    Membership.objects.create(user=manager, project=project, role="manager")
-    log_in(page, live_server.url, "lead", "pw-for-tests-123")
-    page.goto(f"{live_server.url}/projects/top/bws/")
+    open_as_manager(page, live_server, project)
     line = page.locator("[data-target='top_k']")
     said = " ".join(line.inner_text().split())
     assert said.startswith("Aimed at the top 4 items. Of the answer,")
@@ -178,10 +174,7 @@ def test_intervals_after_a_threshold_target_are_marked_with_its_measured_coverag
     services.execute_run(
         services.request_run(project=project, scheme="quality", method="plackett_luce").pk
     )
-    manager = UserFactory(username="lead")
-    Membership.objects.create(user=manager, project=project, role="manager")
-    log_in(page, live_server.url, "lead", "pw-for-tests-123")
-    page.goto(f"{live_server.url}/projects/above/bws/?method=plackett_luce")
+    open_as_manager(page, live_server, project, "?method=plackett_luce")
     said = " ".join(page.locator("body").inner_text().split())
     assert "aimed at the items above a score (adaptive batches)" in said
     assert "Plackett-Luce calibrated intervals called 95% covered 0.89-0.97" in said

@@ -133,6 +133,7 @@ def corrected_prior(
     shown = np.bincount(judgments.items.ravel(), minlength=judgments.n_items) > 0
     runs = int(np.clip(np.ceil(SIMULATED_ITEMS / max(int(shown.sum()), 1)), 1, MAX_SIMULATIONS))
     quantiles = ndtri((np.arange(judgments.n_items) + 0.5) / judgments.n_items)
+    order = None if order is None else np.asarray(order, dtype=float)
     drawn, simulated = estimated, estimated
     for _ in range(steps):
         rng = np.random.default_rng(_seed(judgments))
@@ -141,9 +142,7 @@ def corrected_prior(
             if order is None:
                 utilities = rng.normal(scale=np.sqrt(drawn), size=judgments.n_items)
             else:
-                key = np.asarray(order, dtype=float)
-                if spread is not None:
-                    key = key + spread * rng.normal(size=key.size)
+                key = order if spread is None else order + spread * rng.normal(size=order.size)
                 utilities = np.empty(key.size)
                 utilities[np.argsort(key, kind="stable")] = np.sqrt(drawn) * quantiles
             found.append(estimate(simulated_judgments(rng, utilities, judgments, scale)))

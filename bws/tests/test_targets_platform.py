@@ -11,7 +11,7 @@ from django.urls import reverse
 from bws import adaptive, services
 from bws.configuration.adaptive import AdaptiveSettings
 from bws.core import adaptive as core
-from bws.filemode import design_fit
+from bws.filemode import design_fit, design_kind
 from bws.models import ScoreRun, TupleBatch
 from bws.tests.test_adaptive_platform import (
     inline_tasks,  # noqa: F401 (a fixture, used by name)
@@ -180,7 +180,7 @@ def test_a_threshold_score_is_scored_with_the_fixed_point_prior(
 
 def test_how_each_design_is_fitted():
     def fitted(**settings):
-        return design_fit(AdaptiveSettings(**settings))
+        return design_fit(design_kind(AdaptiveSettings(**settings)))
 
     assert fitted(target="threshold", threshold=0.5) == {"adaptive": True, "fixed_point": True}
     assert fitted(target="threshold", reference="i05") == {"adaptive": True, "fixed_point": False}
