@@ -2,6 +2,7 @@
 
     python benchmarks/adaptive_targets.py [--items 1000] [--seeds 10]
         [--targets top_k threshold reference comparisons] [--utilities normal t3 careless]
+        [--measure accuracy|f1] [--reference-share 1.0]
 
 Simulated studies as in ``benchmarks/adaptive.py`` (tuples of 4, one MaxDiff judgment per
 tuple, Plackett-Luce with calibrated intervals), with a third kind of crowd: ``careless``,
@@ -12,14 +13,16 @@ of ``--batch-share`` appearances per item from ``targets.target_batch`` on the c
 until its accuracy reaches the reference (or 8 appearances are spent). Accuracy: for top_k
 (the top 10%), precision of the reported set; for threshold (above the 80th percentile of
 the truth, as a score) and reference (above the item at that percentile), the share of
-items on the right side; for comparisons (20 pairs of items 0.3 sd apart in truth), the
-share of pairs in the right order. Printed: per target and crowd, the share of the balanced
-design's judgments each seed needed (median, worst), the calibration of the reported
-probability that the answer is right about an item and of the answer's expected precision
-(for a threshold, the share of the items reported above it that are), and how much of the
-truth the last fit's 95% intervals cover. The fit is the platform's: a threshold given as
-a score with the Laplace fixed point as the prior's variance, corrected in the fit's order
-(bws/core/intervals.py); the balanced design scored as a balanced study.
+items on the right side (with ``--measure f1``, the F1 of the items reported above, which
+"none above" cannot pass as it passes 80% accuracy); for comparisons (20 pairs of items
+0.3 sd apart in truth), the share of pairs in the right order. Printed: per target and
+crowd, the share of the balanced design's judgments each seed needed (median, worst), the
+calibration of the reported probability that the answer is right about an item and of the
+answer's expected precision (for a threshold, the share of the items reported above it
+that are), and how much of the truth the last fit's 95% intervals cover. The fit is the
+platform's: a threshold (a score or a reference item) with the Laplace fixed point as the
+prior's variance, corrected in the fit's order (bws/core/intervals.py); the balanced
+design scored as a balanced study.
 Figures, not assertions.
 """
 
@@ -48,7 +51,7 @@ from bws.core.adaptive import DesignState  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
-from bws.core.targets import USEFUL_SHARE, Target, target_batch, target_report  # noqa: E402
+from bws.core.targets import REFERENCE_SHARE, USEFUL_SHARE, Target, target_batch, target_report  # noqa: E402
 
 FINAL = 8
 MAX_APPEARANCES = 32
@@ -117,7 +120,15 @@ def above(target: Target, truth) -> np.ndarray:
     return result
 
 
-def accuracy(target: Target, report, truth) -> float:
+def accuracy(target: Target, report, truth, measure: str = "accuracy") -> float:
+    """The answer's accuracy (the module docstring); with ``measure="f1"`` a threshold's
+    answer is scored by the F1 of the items it puts above (the harmonic mean of its
+    precision and recall), which an answer of almost no items cannot pass: with the
+    threshold at the 80th percentile "none above" is 80% accurate."""
+    if target.kind == "threshold" and measure == "f1":
+        truly = above(target, truth)
+        hits = float(np.sum(truly & report.answer))
+        return 2.0 * hits / max(float(truly.sum() + report.answer.sum()), 1.0)
     if target.kind == "top_k":
         true_top = np.zeros(truth.size, dtype=bool)
         true_top[np.argsort(-truth)[: target.k]] = True
@@ -141,7 +152,7 @@ def fit(study: Study, target: Target, targeted: bool = False, adaptive: bool = T
     """The platform's fit and the target's report (``adaptive``: as it scores a study whose
     batches follow the fit, with the Laplace fixed point alone for a threshold given as a
     score; False for the balanced design)."""
-    fixed_point = adaptive and target.kind == "threshold" and target.reference is None
+    fixed_point = adaptive and target.kind == "threshold"
     scores, intervals = calibrated(
         study.judgments(), METHOD, adaptive=adaptive, fixed_point=fixed_point
     )
@@ -149,18 +160,18 @@ def fit(study: Study, target: Target, targeted: bool = False, adaptive: bool = T
     return scores.scores, intervals.std, report
 
 
-def balanced(truth, seed, careless, target):
+def balanced(truth, seed, careless, target, measure):
     study = CrowdStudy(truth, np.random.default_rng([seed, 8]), careless)
     study.judge(balanced_tuples(truth.size, SIZE, FINAL, seed=seed + 8))
     _, _, report = fit(study, target, adaptive=False)
-    return accuracy(target, report, truth), report
+    return accuracy(target, report, truth, measure), report
 
 
 def covered(study: Study, target: Target) -> dict[str, float]:
     """Per method, the share of what its 95% intervals should hold (coverage.target) that
     they hold, fitted as the platform fits the design."""
     judgments = study.judgments()
-    fixed_point = target.kind == "threshold" and target.reference is None
+    fixed_point = target.kind == "threshold"
     out = {}
     for method in METHODS:
         _, intervals = calibrated(judgments, method, adaptive=True, fixed_point=fixed_point)
@@ -178,13 +189,13 @@ def targeted(truth, seed, careless, target, goal, args):
     state = DesignState.from_tuples(study.tuples, n)
     scores, sd, report = fit(study, target)
     step, batch = 0, max(1, round(n * args.batch_share / SIZE))
-    while accuracy(target, report, truth) < goal:
+    while accuracy(target, report, truth, args.measure) < goal:
         if study.spent >= FINAL - 1e-9:
             return None, report, covered(study, target)
         rows = target_batch(
             scores, sd, state, target, batch_tuples=batch,
             max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
-            useful_share=args.useful_share,
+            useful_share=args.useful_share, reference_share=args.reference_share,
         )  # fmt: skip
         if rows.shape[0] == 0:
             return None, report, covered(study, target)
@@ -225,6 +236,11 @@ def main(argv=None) -> None:
     parser.add_argument("--batch-share", type=float, default=0.125, help="appearances a batch")
     parser.add_argument("--sharpness", type=float, default=None, help="default: the platform's")
     parser.add_argument("--useful-share", type=float, default=USEFUL_SHARE)
+    parser.add_argument("--reference-share", type=float, default=REFERENCE_SHARE)
+    parser.add_argument(
+        "--measure", choices=("accuracy", "f1"), default="accuracy",
+        help="what a threshold's answer is scored by (f1: of the items put above it)",
+    )  # fmt: skip
     parser.add_argument(
         "--targets", nargs="+", default=["top_k", "threshold", "reference", "comparisons"]
     )
@@ -243,7 +259,7 @@ def main(argv=None) -> None:
             seeds = range(args.seeds)
             truths = [true_utilities(args.items, dist, np.random.default_rng(s)) for s in seeds]
             goals = [make_target(kind, truths[s], np.random.default_rng(s + 100)) for s in seeds]
-            reference = [balanced(truths[s], s, careless, goals[s]) for s in seeds]
+            reference = [balanced(truths[s], s, careless, goals[s], args.measure) for s in seeds]
             goal = float(np.mean([r[0] for r in reference]))
             spent, reports, cover = [], [], []
             for s in seeds:

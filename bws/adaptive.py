@@ -129,6 +129,7 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
     state = design_state(project, before=number)
     u, sd = fit_arrays(fit_run, state.n_items)
     bound = adaptive.max_appearances
+    exempt = None  # an item not held to the bound: a threshold's reference item
     if adaptive.strategy == AdaptiveStrategy.ITERATIVE:
         rows = core.iterative_round(
             u, state, n_buckets=2 ** min(number, 30), max_appearances=bound, seed=seed
@@ -139,8 +140,10 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
     elif adaptive.target != AdaptiveTarget.RANKING:
         # A narrow target's batch holds the items that matter to it; never topped up with
         # fillers, and the design goes on while any item still matters.
+        target = core_target(adaptive, item_index(project))
+        exempt = target.reference
         rows = targets.target_batch(
-            u, sd, state, core_target(adaptive, item_index(project)),
+            u, sd, state, target,
             batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed,
         )  # fmt: skip
         want = min(rows.shape[0], adaptive.batch_tuples) if rows.size else adaptive.batch_tuples
@@ -154,7 +157,9 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
         rows = core.topped_up(
             rows, u, sd, state, batch_tuples=want, max_appearances=bound, seed=seed
         )
-    problems = core.batch_problems(rows, state, max_appearances=adaptive.max_appearances)
+    problems = core.batch_problems(
+        rows, state, max_appearances=adaptive.max_appearances, exempt=exempt
+    )
     if problems:
         raise ValueError(f"batch {number} was refused: {'; '.join(problems)}")
     return np.asarray(rows, dtype=np.int64).reshape(-1, state.tuple_size)

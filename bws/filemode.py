@@ -535,9 +535,9 @@ def report_diagnostics(report: ScoreReport, *, design: str | None = None) -> Dia
 def design_fit(kind: str | None) -> dict:
     """The keywords of ``score_judgments`` for a design of this ``design_kind`` (None: a
     balanced design): whether its batches follow the fit, and whether they aim at a
-    threshold given as a score (whose prior is the Laplace fixed point, corrected,
-    bws.core.intervals)."""
-    return {"adaptive": kind is not None, "fixed_point": kind == "threshold"}
+    threshold, given as a score or a reference item (whose prior is the Laplace fixed
+    point, corrected, bws.core.intervals)."""
+    return {"adaptive": kind is not None, "fixed_point": kind in ("threshold", "reference")}
 
 
 def design_kind(adaptive) -> str | None:

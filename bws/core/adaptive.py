@@ -331,8 +331,12 @@ def topped_up(
     return rows
 
 
-def batch_problems(batch: np.ndarray, state: DesignState, *, max_appearances: int) -> list[str]:
-    """What a batch breaks, against the history in ``state``, as sentences (empty: none)."""
+def batch_problems(
+    batch: np.ndarray, state: DesignState, *, max_appearances: int, exempt: int | None = None
+) -> list[str]:
+    """What a batch breaks, against the history in ``state``, as sentences (empty: none).
+    ``exempt``: an item not held to ``max_appearances`` (a threshold's reference item,
+    ``targets.anchored``); every other rule holds for it too."""
     batch = np.asarray(batch, dtype=np.int64).reshape(-1, state.tuple_size)
     problems = []
     if batch.size == 0:
@@ -342,6 +346,7 @@ def batch_problems(batch: np.ndarray, state: DesignState, *, max_appearances: in
         problems.append("a tuple holds an item twice")
     after = state.extended(batch)
     over = np.flatnonzero(after.appearances > max_appearances)
+    over = over[over != exempt]
     if over.size:
         problems.append(f"{over.size} items appear more than {max_appearances} times")
     codes = pair_codes(batch, state.n_items).ravel()

@@ -77,6 +77,9 @@ DRAWS = 400
 # targeted designs are widened, by the factor between.
 TARGETED_SD_FACTOR = 1.15
 UNSEEN_SD = 2.0
+# A threshold given as a reference item: the reference sits in this share of each batch's
+# tuples (as new pairs allow), since its own error moves the boundary for every item.
+REFERENCE_SHARE = 1.0
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ def target_batch(
     sharpness: float | None = None,
     jitter: float = 1.0,
     useful_share: float = USEFUL_SHARE,
+    reference_share: float = REFERENCE_SHARE,
 ) -> np.ndarray:
     """The next batch of at most ``batch_tuples`` tuples for ``target`` (k, T int64 item
     indices in position order), under the rules of ``bws.core.adaptive``; ``sharpness``
@@ -201,7 +205,49 @@ def target_batch(
     batch_tuples = min(int(batch_tuples), max(1, -(-useful // state.tuple_size)))
     value = worth / (state.appearances + 1.0)
     rng = np.random.default_rng(seed)
-    return batch_by_value(value, u, s, state, eligible, batch_tuples, rng, sharpness, jitter)
+    rows = batch_by_value(value, u, s, state, eligible, batch_tuples, rng, sharpness, jitter)
+    if target.reference is not None:
+        rows = anchored(rows, target.reference, state, worth, share=reference_share)
+    return rows
+
+
+def anchored(rows, reference: int, state: DesignState, worth, *, share: float) -> np.ndarray:
+    """The batch with ``reference`` seated in up to ``share`` of its tuples, those whose
+    items are worth most first: in each, it takes the place of the least valuable item
+    among the positions where it has sat least so far (counting this batch), and only
+    where it has never met the other three items. So the pairs stay new, its positions
+    stay within 1 of each other, and each item still appears at most once (the reference
+    excepted: it is exempt from once a batch and from ``max_appearances``)."""
+    rows = np.array(rows, dtype=np.int64, copy=True)
+    if rows.size == 0 or share <= 0:
+        return rows
+    size, n = state.tuple_size, state.n_items
+    worth = np.asarray(worth, dtype=float)
+    places = state.positions[reference].copy()
+    holds = (rows == reference).any(axis=1)
+    for p in np.flatnonzero(rows[holds] == reference) % size:
+        places[p] += 1
+    wanted = int(np.ceil(share * rows.shape[0])) - int(holds.sum())
+    order = np.argsort(-worth[rows].sum(axis=1), kind="stable")
+    for j in order:
+        if wanted <= 0:
+            break
+        if holds[j]:
+            continue
+        row = rows[j]
+        codes = np.minimum(row, reference) * n + np.maximum(row, reference)
+        met = state.seen(codes)
+        least = np.flatnonzero(places == places.min())
+        # the reference may take position p only if it has met none of the others
+        fits = [p for p in least if not np.delete(met, p).any()]
+        if not fits:
+            continue
+        p = min(fits, key=lambda q: worth[row[q]])
+        rows[j, p] = reference
+        places[p] += 1
+        holds[j] = True
+        wanted -= 1
+    return rows
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ def test_every_target_keeps_the_design_rules_over_several_batches(start, name):
             max_appearances=MAX_APPEARANCES, seed=step,
         )  # fmt: skip
         assert batch.shape[0] > 0 and batch.shape[1] == 4
-        assert batch_problems(batch, state, max_appearances=MAX_APPEARANCES) == []
+        exempt = TARGETS[name].reference  # the reference is held to no bound
+        assert batch_problems(batch, state, max_appearances=MAX_APPEARANCES, exempt=exempt) == []
         again = target_batch(
             scores, sd, state, TARGETS[name], batch_tuples=60,
             max_appearances=MAX_APPEARANCES, seed=step,
@@ -129,6 +130,62 @@ def test_a_reference_item_counts_for_every_item_and_is_always_drawn(start):
     assert values[7] == pytest.approx(0.5)
     plain = target_values(scores, sd, Target("threshold", score=float(scores[7])))
     assert np.all(values >= plain - 1e-12)  # the reference's own doubt adds to everyone's
+
+
+def test_a_reference_item_sits_in_the_batches_under_the_design_rules(start):
+    """The reference's own error moves the boundary for every item, so it is compared
+    directly with the items in doubt: seated in every tuple where it meets only new items,
+    beyond max_appearances, and its positions kept within 1."""
+    truth, tuples, scores, sd = start
+    target = TARGETS["reference"]
+    state = DesignState.from_tuples(tuples, N)
+    for step in range(6):
+        batch = target_batch(
+            scores, sd, state, target, batch_tuples=40, max_appearances=MAX_APPEARANCES,
+            seed=step,
+        )  # fmt: skip
+        held = (batch == 7).any(axis=1)
+        if step == 0:  # later, the items in doubt have met it and it cannot meet them again
+            assert held.mean() >= 0.9
+        assert batch_problems(batch, state, max_appearances=MAX_APPEARANCES, exempt=7) == []
+        # the bound still holds for every other item, and only the reference is exempt
+        assert batch_problems(batch, state, max_appearances=MAX_APPEARANCES) == (
+            []
+            if state.appearances[7] + held.sum() <= MAX_APPEARANCES
+            else ["1 items appear more than 24 times"]
+        )
+        others = np.delete(batch.ravel(), np.flatnonzero(batch.ravel() == 7))
+        assert np.unique(others).size == others.size  # every other item once a batch
+        state = state.extended(batch)
+        tuples = np.vstack([tuples, batch])
+        scores, sd = fit_after(tuples, truth, step)
+    assert state.appearances[7] > 3 * MAX_APPEARANCES  # 8 at one a batch
+    assert np.ptp(state.positions[7]) <= 1
+    # and its sd is now well below that of the items it is compared with
+    doubted = np.argsort(np.abs(scores - scores[7]))[1:41]
+    assert sd[7] < 0.5 * np.median(sd[doubted])
+
+
+def test_the_reference_joins_a_tuple_only_where_it_meets_no_one_again():
+    """The reference takes a place only where the three items left with it are new to it
+    (no pair meets twice): here it has met 0, 1, 2 and 4, so the first tuple stays as
+    drawn and in the second it takes the place of 4."""
+    from bws.core.targets import anchored  # the helper under test, not part of __all__
+
+    history = np.array([[8, 0, 12, 13], [14, 8, 1, 15], [16, 17, 8, 2], [4, 18, 19, 8]])
+    state = DesignState.from_tuples(history, 20)
+    rows = np.array([[0, 1, 2, 3], [4, 5, 6, 7]])
+    out = anchored(rows, 8, state, np.ones(20), share=1.0)
+    assert out.tolist() == [[0, 1, 2, 3], [8, 5, 6, 7]]
+    assert batch_problems(out, state, max_appearances=99) == []
+    # among its least-used positions, it replaces the item worth least
+    fresh = DesignState.from_tuples(np.array([[8, 12, 13, 14]]), 20)  # sat in position 0
+    worth = np.ones(20)
+    worth[2] = 0.1
+    out = anchored(rows[:1], 8, fresh, worth, share=1.0)
+    assert out.tolist() == [[0, 1, 8, 3]]
+    # with room for one, the tuple worth more gets it (the second: 4 against 3.1)
+    assert anchored(rows, 8, fresh, worth, share=0.5).tolist() == [[0, 1, 2, 3], [4, 8, 6, 7]]
 
 
 @pytest.mark.parametrize(
