@@ -150,6 +150,26 @@ def test_no_interval_has_zero_width():
         assert np.all(found.high - found.low > 0.05)
 
 
+def test_counting_intervals_keep_their_width_when_most_items_were_seen_once():
+    """After a balanced start of one appearance and a batch on a few items, the items seen
+    twice mostly had the same contribution both times (their measured variance 0): the
+    pooled variance must not be 0, or every item seen once would get an interval of zero
+    width that holds nothing."""
+    n = 40
+    once = np.arange(n).reshape(-1, 4)  # every item once
+    items = np.vstack([once, once[:3]])  # 12 items seen again, in the same order
+    m = items.shape[0]
+    best = np.zeros(m, dtype=np.int64)  # the first best and the last worst both times
+    worst = np.full(m, 3, dtype=np.int64)
+    judgments = Judgments(items, best, worst, np.arange(m), np.zeros(m, np.int64), np.arange(m), n)
+    found = counting_intervals(judgments)
+    values = scoring.fit("counting", judgments).scores
+    measured = calibration._contribution_variance(judgments, values)[0]
+    assert np.nanmedian(measured) == 0  # the case: the median of the measured is 0
+    width = found.high - found.low
+    assert np.all(width > 0.5), width  # one appearance says little: wide, never a point
+
+
 def test_counting_intervals_stay_on_the_counting_scale():
     judgments, _, _, _ = simulate(60, 4, 1, 0.0, 5)
     found = counting_intervals(judgments)
