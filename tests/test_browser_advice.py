@@ -157,28 +157,35 @@ def test_a_top_k_target_says_its_answer_and_how_likely_it_is_right(
     page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-top-k.png")
 
 
+@pytest.mark.parametrize(
+    "slug, extra, words, measured",
+    [
+        ("above", "        threshold: 0.5\n", "above a score", "0.89-0.97"),
+        ("over", "        reference: i05\n", "above a reference item", "0.18-0.98"),
+    ],
+)
 def test_intervals_after_a_threshold_target_are_marked_with_its_measured_coverage(
     browser_page,  # noqa: F811
     live_server,
     tmp_path,
     monkeypatch,
+    slug,
+    extra,
+    words,
+    measured,
 ):
     page = browser_page
     project = annotated_adaptive_project(
-        tmp_path,
-        monkeypatch,
-        "above",
-        "        target: threshold\n        threshold: 0.5\n",
-        answers=80,
+        tmp_path, monkeypatch, slug, "        target: threshold\n" + extra, answers=80
     )
     services.execute_run(
         services.request_run(project=project, scheme="quality", method="plackett_luce").pk
     )
     open_as_manager(page, live_server, project, "?method=plackett_luce")
     said = " ".join(page.locator("body").inner_text().split())
-    assert "aimed at the items above a score (adaptive batches)" in said
-    assert "Plackett-Luce calibrated intervals called 95% covered 0.89-0.97" in said
+    assert f"aimed at the items {words} (adaptive batches)" in said
+    assert f"Plackett-Luce calibrated intervals called 95% covered {measured}" in said
     marks = page.locator("td[data-approximate] abbr.undefined")
     assert marks.count() == 40
-    assert "above a score" in marks.first.get_attribute("title")
-    page.screenshot(path=ARTIFACTS / "bws-dashboard-threshold.png", full_page=True)
+    assert words in marks.first.get_attribute("title")
+    page.screenshot(path=ARTIFACTS / f"bws-dashboard-threshold-{slug}.png", full_page=True)
