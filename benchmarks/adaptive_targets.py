@@ -51,7 +51,14 @@ from bws.core.adaptive import DesignState  # noqa: E402
 from bws.core.design import balanced_tuples  # noqa: E402
 from bws.core.intervals import calibrated  # noqa: E402
 from bws.core.judgments import Judgments  # noqa: E402
-from bws.core.targets import REFERENCE_SHARE, USEFUL_SHARE, Target, target_batch, target_report  # noqa: E402
+from bws.core.targets import (  # noqa: E402
+    REFERENCE_SHARE,
+    THRESHOLD_RULE,
+    USEFUL_SHARE,
+    Target,
+    target_batch,
+    target_report,
+)
 
 FINAL = 8
 MAX_APPEARANCES = 32
@@ -196,6 +203,7 @@ def targeted(truth, seed, careless, target, goal, args):
             scores, sd, state, target, batch_tuples=batch,
             max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
             useful_share=args.useful_share, reference_share=args.reference_share,
+            rule=args.threshold_rule,
         )  # fmt: skip
         if rows.shape[0] == 0:
             return None, report, covered(study, target)
@@ -237,6 +245,10 @@ def main(argv=None) -> None:
     parser.add_argument("--sharpness", type=float, default=None, help="default: the platform's")
     parser.add_argument("--useful-share", type=float, default=USEFUL_SHARE)
     parser.add_argument("--reference-share", type=float, default=REFERENCE_SHARE)
+    parser.add_argument(
+        "--threshold-rule", choices=("gain", "doubt"), default=THRESHOLD_RULE,
+        help="how a threshold score values its items (bws/core/targets.py)",
+    )  # fmt: skip
     parser.add_argument(
         "--measure", choices=("accuracy", "f1"), default="accuracy",
         help="what a threshold's answer is scored by (f1: of the items put above it)",

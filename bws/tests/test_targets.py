@@ -4,6 +4,7 @@ and the report's probabilities say how often the answer is right."""
 
 import numpy as np
 import pytest
+from scipy.special import ndtr
 
 from bws.core.adaptive import DesignState, batch_problems
 from bws.core.choice_models import sample_maxdiff
@@ -13,11 +14,13 @@ from bws.core.judgments import Judgments
 from bws.core.targets import (
     TARGET_SHARPNESS,
     TARGETED_SD_FACTOR,
+    THRESHOLD_RULE,
     TOP_K_SHARPNESS,
     Target,
     target_batch,
     target_report,
     target_values,
+    threshold_gain,
 )
 
 N = 400
@@ -307,6 +310,46 @@ def test_a_threshold_score_is_read_better_on_the_fixed_point_prior():
     mean = [_threshold_accuracy(False, seed) for seed in range(6)]
     assert np.mean(fixed) > np.mean(mean) + 0.015, (fixed, mean)
     assert min(fixed) >= min(mean)
+
+
+def test_what_one_more_appearance_takes_off_a_threshold_items_doubt():
+    """The gain is the doubt now less the doubt expected after one more appearance: none
+    far from the score, more for an item seen once than for one seen often with the same
+    fit, and never more than the doubt itself."""
+    u = np.array([0.0, 0.3, 3.0, 0.3, -0.3])
+    s = np.full(5, 0.5)
+    seen = np.array([1, 1, 1, 12, 1])
+    gain = threshold_gain(u, s, seen, 0.0)
+    doubt = ndtr(-np.abs(u) / s)
+    assert np.all(gain >= 0) and np.all(gain <= doubt)
+    assert gain[2] < 1e-3 * gain.max()  # 6 sd away: nothing to gain
+    assert gain[3] < 0.5 * gain[1]  # seen 12 times, one more moves it little
+    assert gain[1] == pytest.approx(gain[4])  # the same on either side
+    # an item right at the score gains most: after one more appearance its doubt is lower
+    assert gain[0] == gain.max() and doubt[0] == 0.5
+
+
+def test_a_threshold_score_spends_its_batch_by_the_gain(start):
+    """The platform's rule for a threshold given as a score is the gain: its batch differs
+    from the doubt rule's, draws mostly items near the score and leaves the far ones."""
+    _, tuples, scores, sd = start
+    state = DesignState.from_tuples(tuples, N)
+    target = TARGETS["threshold"]
+
+    def batch(**rule):
+        return target_batch(
+            scores, sd, state, target, batch_tuples=40, max_appearances=MAX_APPEARANCES,
+            seed=6, **rule,
+        )  # fmt: skip
+
+    assert THRESHOLD_RULE == "gain"
+    shipped = batch()
+    assert np.array_equal(shipped, batch(rule="gain"))
+    assert not np.array_equal(shipped, batch(rule="doubt"))
+    z = np.abs(scores[shipped.ravel()] - 0.8) / sd[shipped.ravel()]
+    assert np.mean(z < 2) > 0.8
+    with pytest.raises(ValueError, match="rule"):
+        batch(rule="nearest")
 
 
 def test_the_top_k_draws_sharper_than_the_other_targets(start):
