@@ -81,9 +81,11 @@ TARGETED_SD_FACTOR = 1.15
 UNSEEN_SD = 2.0
 # A threshold given as a score values each item by what one more appearance is expected to
 # take off its doubt (``threshold_gain``, "gain"), not by its doubt over its appearances
-# ("doubt"): at 1,000 items its balanced design's accuracy was reached with a median of 52%
-# (normal, worst 59%), 47% (t3, worst 54%) and 52% (clickers, worst 60%) of the judgments,
-# against 54% / 64%, 54% / 81% and 60% / 76% (benchmarks/adaptive_targets.py, 10 seeds).
+# ("doubt"): its balanced design's accuracy was reached with a median / worst of 53% / 62%
+# (normal), 48% / 65% (t3) and 53% / 62% (clickers) of the judgments at 1,000 items,
+# against 54% / 64%, 54% / 81% and 60% / 76%, and with 51% / 53%, 41% / 47% and 54% / 58%
+# at 10,000, against 53% / 55%, 50% / 50% and 59% / 61% (benchmarks/adaptive_targets.py,
+# 10 seeds, batches of n / 32 tuples).
 THRESHOLD_RULE = "gain"
 GAIN_NODES = 24
 # A threshold given as a reference item: the reference sits in this share of each batch's
