@@ -327,6 +327,10 @@ def test_what_one_more_appearance_takes_off_a_threshold_items_doubt():
     assert gain[1] == pytest.approx(gain[4])  # the same on either side
     # an item right at the score gains most: after one more appearance its doubt is lower
     assert gain[0] == gain.max() and doubt[0] == 0.5
+    # where the boundary itself is uncertain (a reference item's sd), an item's own
+    # appearance takes less off its doubt
+    blurred = threshold_gain(u, s, seen, 0.0, boundary_sd=0.5)
+    assert np.all(blurred[[0, 1, 4]] < gain[[0, 1, 4]])
 
 
 def test_a_threshold_score_spends_its_batch_by_the_gain(start):
@@ -350,6 +354,16 @@ def test_a_threshold_score_spends_its_batch_by_the_gain(start):
     assert np.mean(z < 2) > 0.8
     with pytest.raises(ValueError, match="rule"):
         batch(rule="nearest")
+    # a reference item's threshold is valued the same way (its sd blurring the boundary)
+    reference = TARGETS["reference"]
+    by_gain = target_batch(
+        scores, sd, state, reference, batch_tuples=40, max_appearances=MAX_APPEARANCES, seed=6
+    )
+    by_doubt = target_batch(
+        scores, sd, state, reference, batch_tuples=40, max_appearances=MAX_APPEARANCES, seed=6,
+        rule="doubt",
+    )  # fmt: skip
+    assert not np.array_equal(by_gain, by_doubt)
 
 
 def test_the_top_k_draws_sharper_than_the_other_targets(start):
