@@ -59,6 +59,7 @@ from bws.core.targets import (  # noqa: E402
     target_batch,
     target_report,
 )
+from bws.filemode import design_fit  # noqa: E402
 
 FINAL = 8
 MAX_APPEARANCES = 32
@@ -155,14 +156,17 @@ def precision(target: Target, report, truth) -> float:
     return float(np.mean(above(target, truth)[report.answer])) if inside else 1.0
 
 
+def design(target: Target) -> str:
+    """The platform's name for the design aimed at ``target`` (bws.filemode.design_kind)."""
+    return "reference" if target.reference is not None else target.kind
+
+
 def fit(study: Study, target: Target, targeted: bool = False, adaptive: bool = True):
-    """The platform's fit and the target's report (``adaptive``: as it scores a study whose
-    batches follow the fit, with the Laplace fixed point alone for a threshold given as a
-    score; False for the balanced design)."""
-    fixed_point = adaptive and target.kind == "threshold"
-    scores, intervals = calibrated(
-        study.judgments(), METHOD, adaptive=adaptive, fixed_point=fixed_point
-    )
+    """The platform's fit and the target's report (``adaptive``: as the platform scores a
+    study whose batches aim at ``target``, bws.filemode.design_fit; False for the balanced
+    design)."""
+    keywords = design_fit(design(target) if adaptive else None)
+    scores, intervals = calibrated(study.judgments(), METHOD, **keywords)
     report = target_report(scores.scores, intervals.std, target, draws=200, targeted=targeted)
     return scores.scores, intervals.std, report
 
@@ -178,10 +182,9 @@ def covered(study: Study, target: Target) -> dict[str, float]:
     """Per method, the share of what its 95% intervals should hold (coverage.target) that
     they hold, fitted as the platform fits the design."""
     judgments = study.judgments()
-    fixed_point = target.kind == "threshold"
     out = {}
     for method in METHODS:
-        _, intervals = calibrated(judgments, method, adaptive=True, fixed_point=fixed_point)
+        _, intervals = calibrated(judgments, method, **design_fit(design(target)))
         goal = coverage.target(method, study.truth, study.tuples)
         out[method] = float(np.mean((intervals.low <= goal) & (goal <= intervals.high)))
     return out

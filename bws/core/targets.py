@@ -19,12 +19,14 @@ a study often asks something narrower, and then most items need few judgments:
 
 Every target lays its batch out with ``adaptive.batch_by_value``, so the design rules of
 ``bws.core.adaptive`` hold for all of them: at most ``max_appearances`` per item and once
-a batch, no pair twice, positions balanced, the same batch from the same inputs and seed.
+a batch (a threshold's reference item excepted), no pair twice, positions balanced, the
+same batch from the same inputs and seed.
 
-Value is divided by (appearances + 1) and raised to ``sharpness`` (TARGET_SHARPNESS; for the
-top k, TOP_K_SHARPNESS): an item's variance falls about as one over its appearances, so what
-one more appearance takes off its error falls too, and a sharp draw keeps the batch on the
-items in doubt. Measured in ``benchmarks/adaptive_targets.py``.
+Value is divided by (appearances + 1) (a threshold's: ``threshold_gain`` instead) and raised
+to ``sharpness`` (TARGET_SHARPNESS; for the top k, TOP_K_SHARPNESS): an item's variance falls
+about as one over its appearances, so what one more appearance takes off its error falls
+too, and a sharp draw keeps the batch on the items in doubt. Measured in
+``benchmarks/adaptive_targets.py``.
 
 What the fit says (``target_report``): per item the posterior probability of belonging to
 the answer (in the top k, above the threshold), the expected share of the reported answer
