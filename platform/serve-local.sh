@@ -105,13 +105,19 @@ until answers; do
   fi
   sleep 0.5
 done
-echo
-echo "Annolab is ready: open $URL   (Ctrl-C stops the web server and the worker)"
-# make demo's accounts and links, again where they are seen (SERVE_READY_NOTE: a file).
-if [ -n "${SERVE_READY_NOTE:-}" ] && [ -r "$SERVE_READY_NOTE" ]; then
-  cat "$SERVE_READY_NOTE"
-fi
-echo
+# The address and make demo's accounts and links (SERVE_READY_NOTE: a file) go out in
+# one write, so the worker's start-up banner on the same terminal cannot split them.
+block=$(mktemp)
+{
+  echo
+  echo "Annolab is ready: open $URL   (Ctrl-C stops the web server and the worker)"
+  if [ -n "${SERVE_READY_NOTE:-}" ] && [ -r "$SERVE_READY_NOTE" ]; then
+    cat "$SERVE_READY_NOTE"
+  fi
+  echo
+} >"$block"
+cat "$block"
+rm -f "$block"
 
 status=0
 wait "$WEB" || status=$?
