@@ -129,7 +129,7 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
     state = design_state(project, before=number)
     u, sd = fit_arrays(fit_run, state.n_items)
     bound = adaptive.max_appearances
-    exempt = None  # an item not held to the bound: a threshold's reference item
+    exempt = None  # items not held to the bound: a reference item, the compared items
     if adaptive.strategy == AdaptiveStrategy.ITERATIVE:
         rows = core.iterative_round(
             u, state, n_buckets=2 ** min(number, 30), max_appearances=bound, seed=seed
@@ -141,7 +141,7 @@ def design_batch(project: Project, *, number: int, fit_run: ScoreRun, seed: int)
         # A narrow target's batch holds the items that matter to it; never topped up with
         # fillers, and the design goes on while any item still matters.
         target = core_target(adaptive, item_index(project))
-        exempt = target.reference
+        exempt = targets.exempt_items(target)
         rows = targets.target_batch(
             u, sd, state, target,
             batch_tuples=adaptive.batch_tuples, max_appearances=bound, seed=seed,

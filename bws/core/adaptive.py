@@ -332,11 +332,12 @@ def topped_up(
 
 
 def batch_problems(
-    batch: np.ndarray, state: DesignState, *, max_appearances: int, exempt: int | None = None
+    batch: np.ndarray, state: DesignState, *, max_appearances: int, exempt=None
 ) -> list[str]:
     """What a batch breaks, against the history in ``state``, as sentences (empty: none).
-    ``exempt``: an item not held to ``max_appearances`` (a threshold's reference item,
-    ``targets.anchored``); every other rule holds for it too."""
+    ``exempt``: an item or items not held to ``max_appearances`` (a threshold's reference
+    item, the items of chosen comparisons: ``targets.exempt_items``); every other rule holds
+    for them too."""
     batch = np.asarray(batch, dtype=np.int64).reshape(-1, state.tuple_size)
     problems = []
     if batch.size == 0:
@@ -346,7 +347,8 @@ def batch_problems(
         problems.append("a tuple holds an item twice")
     after = state.extended(batch)
     over = np.flatnonzero(after.appearances > max_appearances)
-    over = over[over != exempt]
+    if exempt is not None:
+        over = np.setdiff1d(over, np.asarray(exempt, dtype=np.int64).ravel())
     if over.size:
         problems.append(f"{over.size} items appear more than {max_appearances} times")
     codes = pair_codes(batch, state.n_items).ravel()

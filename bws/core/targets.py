@@ -14,13 +14,14 @@ a study often asks something narrower, and then most items need few judgments:
 * ``comparisons``: the order of chosen pairs of items. An item's value is the summed
   probability that the fit orders its pairs wrongly; the other items are drawn only to
   fill tuples, the nearest in score first, since tuples hold items close in a posterior
-  draw and the pair's two items may meet only once (no pair twice).
+  draw and the pair's two items may meet only once (no pair twice). The compared items,
+  like a reference item, are not held to ``max_appearances`` (``exempt_items``).
 * ``ranking``: the whole order (``adaptive.adaptive_batch``, today's behaviour).
 
 Every target lays its batch out with ``adaptive.batch_by_value``, so the design rules of
 ``bws.core.adaptive`` hold for all of them: at most ``max_appearances`` per item and once
-a batch (a threshold's reference item excepted), no pair twice, positions balanced, the
-same batch from the same inputs and seed.
+a batch (``exempt_items`` excepted from the first, a threshold's reference item from the
+second), no pair twice, positions balanced, the same batch from the same inputs and seed.
 
 Value is divided by (appearances + 1) (a threshold's: ``threshold_gain`` instead) and raised
 to ``sharpness`` (TARGET_SHARPNESS; for the top k, TOP_K_SHARPNESS): an item's variance falls
@@ -35,6 +36,13 @@ a number of further judgments spent the same way (each item's sd shrunk by the s
 of its appearances before and after). The top-k answer is the k items likeliest to belong,
 which gives it the highest expected precision. Probabilities come from independent normal
 posteriors drawn ``draws`` times (the scores' covariance is dropped, as in the intervals).
+
+Chosen pairs: a pair's probability of being ordered right comes from its difference under
+a prior fitted to the chosen pairs (``pair_posterior``), not the fit's prior of two items
+drawn at random. Pairs asked about are mostly close, and under the random pair's prior a
+close pair was said right with probability 0.9 or more when 0.71 of such pairs were
+(benchmarks/adaptive_targets.py, pairs 0.3 sd apart); the same doubt steers the batches,
+so a close pair whose first meetings went the wrong way is not left alone as settled.
 """
 
 from __future__ import annotations
@@ -42,11 +50,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.special import ndtr
 
 from bws.core.adaptive import DesignState, adaptive_batch, batch_by_value
 
-__all__ = ["Target", "target_batch", "target_report", "target_values"]
+__all__ = ["Target", "exempt_items", "target_batch", "target_report", "target_values"]
 
 KINDS = ("ranking", "top_k", "threshold", "comparisons")
 # Items of no value to a narrow target still get this share of the largest value, so that a
@@ -95,6 +104,12 @@ GAIN_NODES = 24
 # A threshold given as a reference item: the reference sits in this share of each batch's
 # tuples (as new pairs allow), since its own error moves the boundary for every item.
 REFERENCE_SHARE = 1.0
+# Chosen pairs get a prior of their own (``pair_posterior``) from this many pairs on; its
+# variance is at least this share of a random pair's. A pair's likelihood precision is at
+# least PAIR_MIN_PRECISION / (a random pair's variance) (a pair the data hardly touch).
+PAIR_PRIOR_MIN = 5
+PAIR_PRIOR_FLOOR = 1e-3
+PAIR_MIN_PRECISION = 1e-3
 
 
 @dataclass(frozen=True)
@@ -157,10 +172,45 @@ def side_error(u: np.ndarray, s: np.ndarray, target: Target) -> np.ndarray:
     return p
 
 
-def pair_error(u: np.ndarray, s: np.ndarray, pairs) -> np.ndarray:
-    """Per pair, the posterior probability that the fit orders it wrongly."""
+def pair_posterior(u: np.ndarray, s: np.ndarray, pairs) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair (a, b), the posterior mean and sd of u_a - u_b under a prior of the chosen
+    pairs' own (the module docstring, "Chosen pairs").
+
+    The fit's prior treats a pair as two items drawn at random, whose difference has the
+    variance 2 tau2 (tau2 = var(u) + mean(s^2), the utilities' variance the fit implies).
+    Pairs a study asks about are seldom that: two systems compared are close. Their
+    differences get a prior N(0, tau_p2) instead, tau_p2 the marginal likelihood's maximum
+    over the pairs (at most 2 tau2, and 2 tau2 itself with fewer than PAIR_PRIOR_MIN pairs):
+    each pair's likelihood alone (its posterior with the fit's prior taken out) is pooled
+    with it. The two items' covariance is left out (it is positive in a model fit, so the
+    sd errs wide)."""
     a, b = np.asarray(pairs, dtype=np.int64).T
-    return ndtr(-np.abs(u[a] - u[b]) / np.sqrt(s[a] ** 2 + s[b] ** 2))
+    d = u[a] - u[b]
+    v = s[a] ** 2 + s[b] ** 2
+    random_pair = 2.0 * (float(np.var(u)) + float(np.mean(s**2)))
+    # the likelihood's precision and mean, the fit's prior N(0, random_pair) taken out
+    precision = np.maximum(1.0 / v - 1.0 / random_pair, PAIR_MIN_PRECISION / random_pair)
+    seen = d / v / precision
+    prior = random_pair
+    if d.size >= PAIR_PRIOR_MIN:
+
+        def deviance(log_tau2: float) -> float:
+            total = np.exp(log_tau2) + 1.0 / precision
+            return float(np.sum(np.log(total) + seen**2 / total))
+
+        low = np.log(PAIR_PRIOR_FLOOR * random_pair)
+        prior = float(
+            np.exp(minimize_scalar(deviance, bounds=(low, np.log(random_pair)), method="bounded").x)
+        )
+    after = precision + 1.0 / prior
+    return precision * seen / after, 1.0 / np.sqrt(after)
+
+
+def pair_error(u: np.ndarray, s: np.ndarray, pairs) -> np.ndarray:
+    """Per pair, the posterior probability that the fit orders it wrongly (under the pairs'
+    own prior, ``pair_posterior``)."""
+    mean, sd = pair_posterior(u, s, pairs)
+    return ndtr(-np.abs(mean) / sd)
 
 
 def target_values(scores, sd, target: Target) -> np.ndarray:
@@ -220,6 +270,7 @@ def target_batch(
         raise ValueError(f"the design has {state.n_items} items, the fit {u.size}")
     worth = target_values(u, s, target)
     eligible = state.appearances < max_appearances
+    eligible[exempt_items(target)] = True
     # a narrow target's batch holds the items that matter to it, not fillers of no value
     useful = int(np.sum(eligible & (worth >= useful_share * worth[eligible].max(initial=0.0))))
     batch_tuples = min(int(batch_tuples), max(1, -(-useful // state.tuple_size)))
@@ -237,6 +288,20 @@ def target_batch(
     if target.reference is not None:
         rows = anchored(rows, target.reference, state, worth, share=reference_share)
     return rows
+
+
+def exempt_items(target: Target) -> np.ndarray:
+    """The items not held to ``max_appearances``, since they are the question: a threshold's
+    reference item (``anchored``) and the items of chosen comparisons. An item's pairs still
+    meet once, so it has at most (n - 1) / (tuple size - 1) tuples. With the bound, a pair
+    whose one direct meeting went the wrong way could be set right only through other
+    items' scores: at 10,000 items one seed of ten needed 69% (normal) and one 89% (t3) of
+    the balanced design's judgments (benchmarks/adaptive_targets.py)."""
+    if target.reference is not None:
+        return np.array([target.reference], dtype=np.int64)
+    if target.kind == "comparisons":
+        return np.unique(np.asarray(target.pairs, dtype=np.int64))
+    return np.zeros(0, dtype=np.int64)
 
 
 def threshold_gain(u, s, appearances, score: float, boundary_sd: float = 0.0) -> np.ndarray:
@@ -316,7 +381,11 @@ class TargetReport:
 
 
 def _draws(u, s, target: Target, rng, draws: int):
-    """Per draw, the answer under the draw: (draws, n) membership or (draws, pairs) order."""
+    """Per draw, the answer under the draw: (draws, n) membership or (draws, pairs) order
+    (each pair's difference drawn from ``pair_posterior``)."""
+    if target.kind == "comparisons":
+        mean, sd = pair_posterior(u, s, target.pairs)
+        return mean + sd * rng.standard_normal((draws, mean.size)) > 0
     z = u + s * rng.standard_normal((draws, u.size))
     if target.kind == "top_k":
         kth = np.partition(z, -target.k, axis=1)[:, -target.k]
@@ -340,8 +409,7 @@ def _summary(u, s, target: Target, draws: int, seed: int):
         if target.reference is not None:
             answer[target.reference] = False
     else:
-        a, b = np.asarray(target.pairs, dtype=np.int64).T
-        answer = u[a] > u[b]
+        answer = pair_posterior(u, s, target.pairs)[0] > 0  # the sign of u_a - u_b
     if target.kind == "threshold" and target.reference is not None:
         sampled[:, target.reference] = False
     agree = sampled == answer[None, :]

@@ -12,11 +12,14 @@ from bws.core.design import balanced_tuples
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
 from bws.core.targets import (
+    PAIR_PRIOR_MIN,
     TARGET_SHARPNESS,
     TARGETED_SD_FACTOR,
     THRESHOLD_RULE,
     TOP_K_SHARPNESS,
     Target,
+    exempt_items,
+    pair_posterior,
     target_batch,
     target_report,
     target_values,
@@ -64,7 +67,7 @@ def test_every_target_keeps_the_design_rules_over_several_batches(start, name):
             max_appearances=MAX_APPEARANCES, seed=step,
         )  # fmt: skip
         assert batch.shape[0] > 0 and batch.shape[1] == 4
-        exempt = TARGETS[name].reference  # the reference is held to no bound
+        exempt = exempt_items(TARGETS[name])  # the reference, the compared items
         assert batch_problems(batch, state, max_appearances=MAX_APPEARANCES, exempt=exempt) == []
         again = target_batch(
             scores, sd, state, TARGETS[name], batch_tuples=60,
@@ -167,6 +170,40 @@ def test_a_reference_item_sits_in_the_batches_under_the_design_rules(start):
     # and its sd is now well below that of the items it is compared with
     doubted = np.argsort(np.abs(scores - scores[7]))[1:41]
     assert sd[7] < 0.5 * np.median(sd[doubted])
+
+
+def test_compared_items_go_past_the_bound_and_nothing_else_does(start):
+    """The items of chosen comparisons are the question: a pair whose one direct meeting
+    went the wrong way is set right only by more of their own appearances, so they are not
+    held to max_appearances. Every other rule holds for them, and every other item keeps
+    the bound."""
+    truth, tuples, scores, sd = start
+    pairs = ((1, 2), (3, 4), (10, 200))
+    target = Target("comparisons", pairs=pairs)
+    compared = np.array([1, 2, 3, 4, 10, 200])
+    assert np.array_equal(exempt_items(target), compared)
+    assert np.array_equal(exempt_items(TARGETS["reference"]), [7])
+    assert exempt_items(TARGETS["top_k"]).size == exempt_items(TARGETS["threshold"]).size == 0
+    bound = 6
+    state = DesignState.from_tuples(tuples, N)
+    for step in range(8):
+        batch = target_batch(
+            scores, sd, state, target, batch_tuples=40, max_appearances=bound, seed=step
+        )
+        assert batch_problems(batch, state, max_appearances=bound, exempt=compared) == []
+        assert np.unique(batch).size == batch.size  # still once a batch
+        before, state = state, state.extended(batch)
+        tuples = np.vstack([tuples, batch])
+        scores, sd = fit_after(tuples, truth, step)
+    others = np.setdiff1d(np.arange(N), compared)
+    assert state.appearances[others].max() <= bound
+    assert state.appearances[compared].min() > bound  # one a batch, past the bound
+    assert np.ptp(state.positions[compared], axis=1).max() <= 1
+    # without the exemption the last batch breaks the bound, for the compared items only
+    over = (before.appearances[compared] + np.isin(compared, batch)) > bound
+    assert batch_problems(batch, before, max_appearances=bound) == [
+        f"{over.sum()} items appear more than {bound} times"
+    ]
 
 
 def test_the_reference_joins_a_tuple_only_where_it_meets_no_one_again():
@@ -384,3 +421,60 @@ def test_the_top_k_draws_sharper_than_the_other_targets(start):
     assert not np.array_equal(batch(top), batch(top, TARGET_SHARPNESS))
     above = TARGETS["threshold"]
     assert np.array_equal(batch(above), batch(above, TARGET_SHARPNESS))
+
+
+def _pairs_said_and_right(close: bool, studies: int = 120):
+    """Over simulated posteriors (normal truth, per-item noise, the conjugate posterior),
+    20 pairs a study, each pair's probability of being ordered right under the random
+    pair's prior and under the pairs' own, and whether it was."""
+    rng = np.random.default_rng(1)
+    said_random, said_pairs, right = [], [], []
+    for _ in range(studies):
+        truth = rng.normal(size=N)
+        noise = rng.uniform(0.3, 0.6, N)
+        shrink = 1.0 / (1.0 + noise**2)
+        u, s = (truth + noise * rng.normal(size=N)) * shrink, noise * np.sqrt(shrink)
+        a = rng.choice(N, 20, replace=False)
+        if close:  # the item nearest 0.3 sd above or below, as a study's chosen pairs are
+            goal = truth[a] + 0.3 * rng.choice([-1, 1], 20)
+            gap = np.abs(truth[None, :] - goal[:, None])
+            gap[np.arange(20), a] = np.inf
+            b = gap.argmin(axis=1)
+        else:
+            b = (a + 1 + rng.choice(N - 1, 20)) % N
+        said_random.append(ndtr(np.abs(u[a] - u[b]) / np.hypot(s[a], s[b])))
+        mean, sd = pair_posterior(u, s, np.c_[a, b])
+        said_pairs.append(ndtr(np.abs(mean) / sd))
+        assert np.array_equal(mean > 0, u[a] > u[b])  # the same answer, its own doubt
+        right.append((u[a] > u[b]) == (truth[a] > truth[b]))
+    return np.concatenate(said_random), np.concatenate(said_pairs), np.concatenate(right)
+
+
+def test_chosen_close_pairs_are_not_said_right_more_often_than_they_are():
+    """A study's chosen pairs are mostly close; under the fit's prior (two items drawn at
+    random) the close pairs said right with probability 0.9 or more were right 0.86 of the
+    time (said 0.95). Under the pairs' own prior, as often as said; and pairs drawn at
+    random keep the calibration they had."""
+    said_random, said_pairs, right = _pairs_said_and_right(close=True)
+    sure = said_random >= 0.9
+    assert np.mean(said_random[sure]) - np.mean(right[sure]) > 0.06  # the fault, measured
+    sure = said_pairs >= 0.9
+    assert sure.sum() >= 50
+    assert abs(np.mean(said_pairs[sure]) - np.mean(right[sure])) < 0.04
+    said_random, said_pairs, right = _pairs_said_and_right(close=False)
+    for said in (said_random, said_pairs):
+        sure = said >= 0.9
+        assert abs(np.mean(said[sure]) - np.mean(right[sure])) < 0.02
+    assert abs(np.mean(said_pairs) - np.mean(right)) < 0.02
+
+
+def test_a_few_pairs_keep_the_fits_own_prior(start):
+    """Below PAIR_PRIOR_MIN pairs the pairs' prior cannot be estimated, and a pair's
+    difference is the fit's: the scores' difference with the two sds combined."""
+    _, _, scores, sd = start
+    pairs = np.array([[1, 2], [3, 4], [10, 200]])
+    assert len(pairs) < PAIR_PRIOR_MIN
+    mean, spread = pair_posterior(scores, sd, pairs)
+    a, b = pairs.T
+    assert np.allclose(mean, scores[a] - scores[b])
+    assert np.allclose(spread, np.hypot(sd[a], sd[b]))
