@@ -14,8 +14,11 @@ a study often asks something narrower, and then most items need few judgments:
 * ``comparisons``: the order of chosen pairs of items. An item's value is the summed
   probability that the fit orders its pairs wrongly; the other items are drawn only to
   fill tuples, the nearest in score first, since tuples hold items close in a posterior
-  draw and the pair's two items may meet only once (no pair twice). The compared items,
-  like a reference item, are not held to ``max_appearances`` (``exempt_items``).
+  draw and the pair's two items may meet only once (no pair twice). So each compared
+  item's tuple-mates are then, where the rules allow, items its partner has met
+  (``linked``): shared comparators, whose error cancels out of the pair's difference. The
+  compared items, like a reference item, are not held to ``max_appearances``
+  (``exempt_items``).
 * ``ranking``: the whole order (``adaptive.adaptive_batch``, today's behaviour).
 
 Every target lays its batch out with ``adaptive.batch_by_value``, so the design rules of
@@ -107,6 +110,7 @@ REFERENCE_SHARE = 1.0
 # Chosen pairs get a prior of their own (``pair_posterior``) from this many pairs on; its
 # variance is at least this share of a random pair's. A pair's likelihood precision is at
 # least PAIR_MIN_PRECISION / (a random pair's variance) (a pair the data hardly touch).
+LINK_PAIRS = True
 PAIR_PRIOR_MIN = 5
 PAIR_PRIOR_FLOOR = 1e-3
 PAIR_MIN_PRECISION = 1e-3
@@ -287,6 +291,67 @@ def target_batch(
     rows = batch_by_value(value, u, s, state, eligible, batch_tuples, rng, sharpness, jitter)
     if target.reference is not None:
         rows = anchored(rows, target.reference, state, worth, share=reference_share)
+    if target.kind == "comparisons" and LINK_PAIRS:
+        rows = linked(rows, target.pairs, state, worth, s, eligible)
+    return rows
+
+
+def met_by(item: int, state: DesignState) -> np.ndarray:
+    """The items ``item`` has met in a tuple, sorted."""
+    codes, n = state.pair_codes, state.n_items
+    low, high = codes // n, codes % n
+    return np.union1d(high[low == item], low[high == item])
+
+
+def linked(rows, pairs, state: DesignState, worth, sd, eligible) -> np.ndarray:
+    """The batch with each compared item's tuple-mates replaced, where the rules allow, by
+    items its partner has met and it has not, the best known (smallest sd) first: a and b
+    meet once, but a shared comparator c puts a - b on the path a - c - b, whose c
+    cancels out of the difference, where items near a in score but never met by b carry
+    their own uncertainty into it. A comparator takes the place of the least valuable
+    item of the tuple, in that item's position and only where that keeps its own position
+    counts within the design's spread; it must be eligible, not yet in the batch, and new
+    to the tuple's other items, so every rule of ``bws.core.adaptive`` still holds."""
+    rows = np.array(rows, dtype=np.int64, copy=True)
+    if rows.size == 0:
+        return rows
+    n = state.n_items
+    worth = np.asarray(worth, dtype=float)
+    compared = np.unique(np.asarray(pairs, dtype=np.int64))
+    used = np.zeros(n, dtype=bool)
+    used[rows.ravel()] = True
+    partners: dict[int, list[int]] = {}
+    for a, b in pairs:
+        partners.setdefault(int(a), []).append(int(b))
+        partners.setdefault(int(b), []).append(int(a))
+    where = {int(x): j for j, row in enumerate(rows) for x in row if int(x) in partners}
+    for item, j in where.items():
+        own = met_by(item, state)
+        offered = np.concatenate([met_by(other, state) for other in partners[item]])
+        offered = np.setdiff1d(offered, own)
+        offered = offered[eligible[offered] & ~used[offered] & ~np.isin(offered, compared)]
+        if offered.size == 0:
+            continue
+        offered = offered[np.argsort(sd[offered], kind="stable")]
+        row = rows[j]
+        slots = [p for p in np.argsort(worth[row], kind="stable") if row[p] not in compared]
+        for p in slots:
+            for c in offered:
+                if used[c]:
+                    continue
+                others = np.delete(row, p)
+                codes = np.minimum(others, c) * n + np.maximum(others, c)
+                if state.seen(codes).any():
+                    continue
+                after = state.positions[c].copy()
+                after[p] += 1
+                if np.ptp(after) > max(np.ptp(state.positions[c]), 1):
+                    continue
+                used[row[p]] = False
+                row[p] = c
+                used[c] = True
+                break
+        rows[j] = row
     return rows
 
 
