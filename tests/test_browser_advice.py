@@ -189,3 +189,41 @@ def test_intervals_after_a_threshold_target_are_marked_with_its_measured_coverag
     assert marks.count() == 40
     assert words in marks.first.get_attribute("title")
     page.screenshot(path=ARTIFACTS / f"bws-dashboard-threshold-{slug}.png", full_page=True)
+
+
+def test_chosen_pairs_show_each_pairs_order_and_their_measured_coverage(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    """Six chosen pairs (enough for the pairs' own prior): the design tab lists each pair in
+    the fit's order with the probability that the order is right, and the intervals are
+    marked approximate with the coverage measured after linked pair batches."""
+    page = browser_page
+    pairs = "[[i01, i02], [i03, i30], [i04, i05], [i10, i11], [i20, i22], [i31, i33]]"
+    project = annotated_adaptive_project(
+        tmp_path, monkeypatch, "pairs",
+        f"        target: comparisons\n        comparisons: {pairs}\n", answers=80,
+    )  # fmt: skip
+    services.execute_run(
+        services.request_run(project=project, scheme="quality", method="plackett_luce").pk
+    )
+    open_as_manager(page, live_server, project, "?method=plackett_luce")
+    said = " ".join(page.locator("body").inner_text().split())
+    assert "aimed at chosen comparisons (adaptive batches)" in said
+    assert "Plackett-Luce calibrated intervals called 95% covered 0.14-0.98" in said
+    answer = page.locator("[data-answer]")
+    answer.locator("summary").click()
+    rows = answer.locator("tbody tr")
+    assert rows.count() == 6
+    shown = set()
+    for n in range(6):
+        first, second, chance = (c.inner_text() for c in rows.nth(n).locator("td").all())
+        shown.add(frozenset((first, second)))
+        assert 0.5 <= float(chance) <= 1.0  # the order shown is the likelier one
+    assert shown == {
+        frozenset(p) for p in [("i01", "i02"), ("i03", "i30"), ("i04", "i05"), ("i10", "i11"),
+                               ("i20", "i22"), ("i31", "i33")]
+    }  # fmt: skip
+    page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-pairs.png")

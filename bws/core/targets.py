@@ -480,6 +480,9 @@ def _summary(u, s, target: Target, draws: int, seed: int):
     agree = sampled == answer[None, :]
     membership = agree.mean(axis=0)
     if target.kind == "comparisons":
+        # exact per pair (no draw makes a pair shown in its likelier order less than 1/2)
+        mean, sd = pair_posterior(u, s, target.pairs)
+        membership = ndtr(np.abs(mean) / sd)
         precision = float(membership.mean())
         all_right = float(np.mean(np.all(agree, axis=1)))
     else:
