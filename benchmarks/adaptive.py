@@ -230,6 +230,17 @@ def spent_to_reach(curve: list[dict], goal: float) -> float | None:
     return None
 
 
+def print_per_seed(n: int, distribution: str, curves: dict, seeds_runs: dict) -> None:
+    """Each seed's adaptive run: the share of the balanced design's judgments at r = FINAL
+    it needs for that design's Spearman (the mean over seeds)."""
+    if not {"balanced", "adaptive"} <= seeds_runs.keys():
+        return
+    goal = curves["balanced"][-1]["spearman"]
+    shares = [spent_to_reach(run, goal) for run in seeds_runs["adaptive"]]
+    said = ", ".join("-" if x is None else f"{x / FINAL:.0%}" for x in shares)
+    print(f"# {n} {distribution} adaptive per seed: {said}", flush=True)
+
+
 def print_table(results: dict) -> list[str]:
     lines = [
         "| items | utilities | strategy | judgments (app./item) | Spearman | top-10% precision"
@@ -343,7 +354,7 @@ def write_svg(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> None:
-    global MAX_APPEARANCES
+    global MAX_APPEARANCES, R0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1,000 items, normal, one seed")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -362,6 +373,7 @@ def main(argv=None) -> None:
         help="design adaptive batches from the true utilities known to within SD (a bound)",
     )  # fmt: skip
     parser.add_argument("--max-appearances", type=int, default=MAX_APPEARANCES)
+    parser.add_argument("--start", type=int, default=R0, help="balanced appearances first")
     parser.add_argument("--curves", action="store_true", help="print every checkpoint")
     parser.add_argument("--save", type=Path, help="also write the curves to this JSON file")
     parser.add_argument(
@@ -370,6 +382,7 @@ def main(argv=None) -> None:
     parser.add_argument("--plot", type=Path, default=None, help="write an SVG plot here")
     args = parser.parse_args(argv)
     MAX_APPEARANCES = args.max_appearances
+    R0 = args.start
     if args.quick:
         args.sizes, args.distributions, args.seeds = [1000], ["normal"], 1
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
@@ -386,7 +399,7 @@ def main(argv=None) -> None:
             results[(entry["items"], entry["distribution"])] = entry["curves"]
     for n in [] if args.load else args.sizes:
         for distribution in args.distributions:
-            curves = {}
+            curves, seeds_runs = {}, {}
             for strategy in args.strategies:
                 runs = []
                 for seed in range(args.seeds):
@@ -406,12 +419,14 @@ def main(argv=None) -> None:
                     else:
                         runs.append(RUNNERS[strategy](truth, seed))
                 curves[strategy] = mean_curve(runs)
+                seeds_runs[strategy] = runs
                 print(
                     f"# {n} {distribution} {strategy}: {time.time() - started:.0f} s",
                     file=sys.stderr,
                     flush=True,
                 )
             results[(n, distribution)] = curves
+            print_per_seed(n, distribution, curves, seeds_runs)
     if args.save:
         entries = [
             {"items": n, "distribution": d, "curves": curves} for (n, d), curves in results.items()
