@@ -241,6 +241,28 @@ def print_per_seed(n: int, distribution: str, curves: dict, seeds_runs: dict) ->
     print(f"# {n} {distribution} adaptive per seed: {said}", flush=True)
 
 
+def print_spread(sizes, distributions, seeds: int) -> None:
+    """How much one seed's share of the judgments varies for a given design: the sd of the
+    balanced design's Spearman at r = FINAL between seeds (truth and judgments drawn anew)
+    over the mean curve's climb per appearance from r = FINAL - 2 to FINAL."""
+    for n in sizes:
+        for distribution in distributions:
+            ends = []
+            for seed in range(seeds):
+                truth = true_utilities(n, distribution, np.random.default_rng([n, seed]))
+                rows = {round(r["spent"]): r["spearman"] for r in run_balanced(truth, seed)}
+                ends.append((rows[FINAL - 2], rows[FINAL]))
+            before, final = np.array(ends).T
+            climb = (final.mean() - before.mean()) / 2.0
+            spread = final.std(ddof=1) / climb
+            print(
+                f"{n:,} {distribution}: Spearman at r = {FINAL} {final.mean():.4f} (sd "
+                f"{final.std(ddof=1):.4f} over {seeds} seeds), climbing {climb:.4f} per "
+                f"appearance: one seed's share spreads by sd {spread / FINAL:.1%}",
+                flush=True,
+            )
+
+
 def print_table(results: dict) -> list[str]:
     lines = [
         "| items | utilities | strategy | judgments (app./item) | Spearman | top-10% precision"
@@ -353,6 +375,22 @@ def write_svg(results: dict, path: Path) -> None:
     path.write_text("\n".join(out) + "\n")
 
 
+def load_runs(args) -> dict:
+    """The curves of saved runs (``--load``), their settings put into ``args``."""
+    global MAX_APPEARANCES
+    results: dict = {}
+    for path in args.load or []:
+        saved = json.loads(path.read_text())
+        for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share"):
+            setattr(args, key, saved[key])
+        args.allocation = saved.get("allocation", "uncertainty")
+        args.oracle = saved.get("oracle")
+        MAX_APPEARANCES = saved.get("max_appearances", MAX_APPEARANCES)
+        for entry in saved["results"]:
+            results[(entry["items"], entry["distribution"])] = entry["curves"]
+    return results
+
+
 def main(argv=None) -> None:
     global MAX_APPEARANCES, R0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -374,6 +412,10 @@ def main(argv=None) -> None:
     )  # fmt: skip
     parser.add_argument("--max-appearances", type=int, default=MAX_APPEARANCES)
     parser.add_argument("--start", type=int, default=R0, help="balanced appearances first")
+    parser.add_argument(
+        "--spread", action="store_true",
+        help="only the seed-to-seed spread of one study's share of the judgments",
+    )  # fmt: skip
     parser.add_argument("--curves", action="store_true", help="print every checkpoint")
     parser.add_argument("--save", type=Path, help="also write the curves to this JSON file")
     parser.add_argument(
@@ -386,17 +428,11 @@ def main(argv=None) -> None:
     if args.quick:
         args.sizes, args.distributions, args.seeds = [1000], ["normal"], 1
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if args.spread:
+        print_spread(args.sizes, args.distributions, args.seeds)
+        return
     started = time.time()
-    results: dict = {}
-    for path in args.load or []:
-        saved = json.loads(path.read_text())
-        for key in ("strategies", "seeds", "sharpness", "jitter", "batch_share"):
-            setattr(args, key, saved[key])
-        args.allocation = saved.get("allocation", "uncertainty")
-        args.oracle = saved.get("oracle")
-        MAX_APPEARANCES = saved.get("max_appearances", MAX_APPEARANCES)
-        for entry in saved["results"]:
-            results[(entry["items"], entry["distribution"])] = entry["curves"]
+    results = load_runs(args)
     for n in [] if args.load else args.sizes:
         for distribution in args.distributions:
             curves, seeds_runs = {}, {}
