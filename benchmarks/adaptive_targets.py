@@ -283,8 +283,8 @@ def main(argv=None) -> None:
                 spent.append(np.inf if used is None else used / FINAL)
                 reports.append(report)
             shares = np.array(spent)
-            said_balanced = np.mean([r[1].expected_precision for r in reference])
-            said = np.mean([r.expected_precision for r in reports])
+            said_balanced = np.nanmean([r[1].expected_precision for r in reference])
+            said = np.nanmean([r.expected_precision for r in reports])  # NaN: not placed
             was = np.mean([precision(goals[s], reports[s], truths[s]) for s in seeds])
             was_balanced = np.mean(
                 [precision(goals[s], r[1], truths[s]) for s, r in enumerate(reference)]

@@ -283,7 +283,8 @@ def design_status(project: Project) -> dict | None:
 def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     """The target in words and, for a narrow one, what the newest fit says of its answer:
     the expected share of it that is right, the chance that all of it is, and the same
-    after one more batch's judgments (bws.core.targets.target_report)."""
+    after one more batch's judgments (bws.core.targets.target_report); ``unplaced`` instead
+    while a threshold score cannot be placed on the fit's scale (targets.placed)."""
     index = item_index(project)
     n_items = len(index)
     status = {"kind": str(adaptive.target), "words": adaptive.describe(n_items)}
@@ -299,6 +300,9 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
         extra_judgments=extra, tuple_size=state.tuple_size,
         targeted=TupleBatch.objects.filter(project=project, number__gt=0).exists(),
     )  # fmt: skip
+    if not report.placed:  # no probabilities while the scale is unknown
+        status.update(run_id=run.pk, unplaced=True)
+        return status
     status.update(
         run_id=run.pk,
         answer=_answer_rows({i: item for item, i in index.items()}, report, target),

@@ -227,3 +227,26 @@ def test_chosen_pairs_show_each_pairs_order_and_their_measured_coverage(
                                ("i20", "i22"), ("i31", "i33")]
     }  # fmt: skip
     page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-pairs.png")
+
+
+def test_a_threshold_the_scores_cannot_place_yet_gets_no_odds(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    from bws import adaptive
+
+    page = browser_page
+    project = annotated_adaptive_project(
+        tmp_path, monkeypatch, "floor", "        target: threshold\n        threshold: 0.5\n",
+        answers=40,
+    )  # fmt: skip
+    services.execute_run(services.request_run(project=project, scheme="quality").pk)
+    # the prior at its floor: every score near 0, every sd near 0.13
+    monkeypatch.setattr(adaptive, "fit_arrays", lambda run, n: (np.zeros(n), np.full(n, 0.13)))
+    open_as_manager(page, live_server, project)
+    line = " ".join(page.locator("[data-target='threshold']").inner_text().split())
+    assert "The scores cannot yet place the items against the threshold" in line
+    assert page.locator("[data-answer]").count() == 0
+    page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-unplaced.png")

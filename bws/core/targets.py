@@ -111,6 +111,9 @@ REFERENCE_SHARE = 1.0
 # variance is at least this share of a random pair's. A pair's likelihood precision is at
 # least PAIR_MIN_PRECISION / (a random pair's variance) (a pair the data hardly touch).
 LINK_PAIRS = True
+# Below this spread of the utilities (var(u) + mean(sd^2)) a threshold score is not placed
+# (``placed``); at the prior's floor it is 0.015-0.020, once the prior leaves it 0.3 or more.
+UNPLACED_SPREAD = 0.04
 PAIR_PRIOR_MIN = 5
 PAIR_PRIOR_FLOOR = 1e-3
 PAIR_MIN_PRECISION = 1e-3
@@ -428,6 +431,20 @@ def anchored(rows, reference: int, state: DesignState, worth, *, share: float) -
     return rows
 
 
+def placed(u: np.ndarray, s: np.ndarray, target: Target) -> bool:
+    """Whether the fit can place the items on a threshold score's scale: False for a
+    threshold given as a score while the fit's spread of the utilities (var(u) + mean(s^2))
+    is under UNPLACED_SPREAD. Early in a design the prior's variance can sit at its floor
+    (0.01): every score is then near 0 with an sd near 0.13, and every item reads as surely
+    below a threshold at the 80th percentile, 20% of them wrongly (items said right with
+    probability 0.99 or more were right 0.80-0.83 of the time over a design's first half,
+    benchmarks/adaptive_targets.py's threshold at 1,000 items). Relative targets (top k,
+    a reference item, pairs) do not read the absolute scale."""
+    if target.kind != "threshold" or target.reference is not None:
+        return True
+    return float(np.var(u) + np.mean(s**2)) >= UNPLACED_SPREAD
+
+
 @dataclass(frozen=True)
 class TargetReport:
     """What the fit says about the target's answer (the module docstring). ``answer``: the
@@ -443,6 +460,9 @@ class TargetReport:
     projected_precision: float | None = None
     projected_all_right: float | None = None
     extra_judgments: int = 0
+    # False: the fit cannot place the items on a threshold score's scale yet (``placed``);
+    # the answer is the fit's, every probability 1/2 and the expectations NaN.
+    placed: bool = True
 
 
 def _draws(u, s, target: Target, rng, draws: int):
@@ -486,11 +506,17 @@ def _summary(u, s, target: Target, draws: int, seed: int):
         precision = float(membership.mean())
         all_right = float(np.mean(np.all(agree, axis=1)))
     else:
+        if target.kind == "threshold":  # exact: each item's side is a normal's sign
+            spread = s if target.reference is None else np.hypot(s, s[target.reference])
+            above = ndtr((u - boundary(u, target)) / spread)
+            if target.reference is not None:
+                above[target.reference] = 0.0
+        else:
+            above = sampled.mean(axis=0)
         inside = answer.sum()
-        right = (sampled & answer[None, :]).sum(axis=1)
-        precision = float(np.mean(right / inside)) if inside else 1.0
+        precision = float(np.mean(above[answer])) if inside else 1.0
         all_right = float(np.mean(np.all(agree, axis=1)))
-        membership = np.where(answer, sampled.mean(axis=0), 1.0 - sampled.mean(axis=0))
+        membership = np.where(answer, above, 1.0 - above)
     return answer, membership, precision, all_right
 
 
@@ -511,11 +537,16 @@ def target_report(
     target's rule: the appearances they add go to the items in proportion to their value,
     and each item's sd shrinks by sqrt(appearances / (appearances + added)).
     ``targeted``: the judgments were spent by ``target_batch`` (beyond a balanced start),
-    and each sd is widened by TARGETED_SD_FACTOR."""
+    and each sd is widened by TARGETED_SD_FACTOR. A threshold score the fit cannot place
+    yet (``placed``) gets the fit's answer with no probabilities."""
     u, s = _fit(scores, sd)
     if targeted:
         s = s * TARGETED_SD_FACTOR
     target.check(u.size)
+    if not placed(u, s, target):
+        answer = u > boundary(u, target)
+        half = np.full(u.size, 0.5)
+        return TargetReport(target.kind, answer, half, np.nan, np.nan, placed=False)
     answer, membership, precision, all_right = _summary(u, s, target, draws, seed)
     report = TargetReport(target.kind, answer, membership, precision, all_right)
     if appearances is None or extra_judgments <= 0:

@@ -512,3 +512,23 @@ def test_compared_items_meet_the_items_their_partner_met(start, monkeypatch):
     shared = _common_comparators(start, monkeypatch, link=True)
     assert shared.min() >= 12  # 17-20 measured, against 0-4 by closeness alone
     assert shared.sum() >= 3 * alone.sum()
+
+
+def test_a_threshold_score_is_not_answered_while_the_fit_cannot_place_it():
+    """With the prior at its floor every score sits near 0 with a small sd, and a
+    threshold at the 80th percentile would read as surely above every item: the report
+    gives the fit's answer with no probabilities instead. Relative targets read no
+    absolute scale and keep theirs; a fit that has left the floor is placed."""
+    rng = np.random.default_rng(3)
+    u, s = rng.normal(0.0, 0.005, N), np.full(N, 0.13)  # the floor: spread 0.017
+    threshold = Target("threshold", score=0.83)
+    report = target_report(u, s, threshold)
+    assert not report.placed
+    assert np.all(report.membership == 0.5) and not report.answer.any()
+    assert np.isnan(report.expected_precision) and np.isnan(report.all_right)
+    for target in (TARGETS["top_k"], TARGETS["reference"], TARGETS["comparisons"]):
+        assert target_report(u, s, target).placed
+    spread = rng.normal(0.0, 0.5, N)  # the prior off its floor
+    placed = target_report(spread, np.full(N, 0.6), threshold)
+    assert placed.placed and 0 < placed.expected_precision <= 1
+    assert placed.membership.min() >= 0.5

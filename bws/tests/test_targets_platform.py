@@ -230,3 +230,20 @@ def test_intervals_after_a_narrow_target_are_marked_with_their_measured_coverage
         reverse("bws-dashboard", args=[project.slug]), {"method": "plackett_luce"}
     ).content.decode()
     assert "data-approximate" in html and coverage in html
+
+
+def test_the_dashboard_gives_no_odds_for_a_threshold_it_cannot_place_yet(
+    client, tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    """A fit whose prior sits at its floor (every score near 0, sd near 0.13) cannot read
+    a threshold score: the design tab says so instead of calling every item surely below."""
+    project = studied(tmp_path, settings, django_capture_on_commit_callbacks, "threshold")
+    manager = UserFactory(username="boss")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    client.force_login(manager)
+    monkeypatch.setattr(adaptive, "fit_arrays", lambda run, n: (np.zeros(n), np.full(n, 0.13)))
+    status = adaptive.design_status(project)["target"]
+    assert status["unplaced"] and "precision" not in status
+    html = client.get(reverse("bws-dashboard", args=[project.slug])).content.decode()
+    assert "The scores cannot yet place the items against the threshold" in html
+    assert "is expected right" not in html and "data-answer" not in html
