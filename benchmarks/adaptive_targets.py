@@ -2,7 +2,7 @@
 
     python benchmarks/adaptive_targets.py [--items 1000] [--seeds 10]
         [--targets top_k threshold reference comparisons] [--utilities normal t3 careless]
-        [--measure accuracy|f1] [--reference-share 1.0]
+        [--measure accuracy|f1] [--reference-share 1.0] [--early]
 
 Simulated studies as in ``benchmarks/adaptive.py`` (tuples of 4, one MaxDiff judgment per
 tuple, Plackett-Luce with calibrated intervals), with a third kind of crowd: ``careless``,
@@ -23,7 +23,9 @@ that are), and how much of the truth the last fit's 95% intervals cover. The fit
 platform's: a threshold (a score or a reference item) with the Laplace fixed point as the
 prior's variance, corrected in the fit's order (bws/core/intervals.py); the balanced
 design scored as a balanced study.
-Figures, not assertions.
+``--early`` prints instead how often the reports are right by band of the probability they
+said, over the first half of the judgments (a report every fourth batch), where a design is
+still young. Figures, not assertions.
 """
 
 from __future__ import annotations
@@ -217,21 +219,77 @@ def targeted(truth, seed, careless, target, goal, args):
     return study.spent, report, covered(study, target)
 
 
+def early_calibration(truth, seed, careless, target, args) -> tuple[np.ndarray, np.ndarray]:
+    """Over the first half of the judgments (``--early``): after every fourth batch, each
+    item's (pair's) reported probability that the answer is right about it, and whether it
+    is; the design runs on whatever the answer's accuracy (unplaced reports say 1/2)."""
+    n = truth.size
+    study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
+    study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
+    state = DesignState.from_tuples(study.tuples, n)
+    scores, sd, report = fit(study, target)
+    said, right, step = [], [], 0
+    batch = max(1, round(n * args.batch_share / SIZE))
+    while study.spent < FINAL / 2:
+        rows = target_batch(
+            scores, sd, state, target, batch_tuples=batch, max_appearances=MAX_APPEARANCES,
+            seed=seed * 1000 + step, sharpness=args.sharpness, rule=args.threshold_rule,
+        )  # fmt: skip
+        if rows.shape[0] == 0:
+            break
+        study.judge(rows)
+        state = state.extended(rows)
+        scores, sd, report = fit(study, target, targeted=True)
+        step += 1
+        if step % 4 == 0:
+            said.append(report.membership)
+            right.append(correctness(report, truth, target))
+    return np.concatenate(said), np.concatenate(right)
+
+
+def correctness(report, truth, target) -> np.ndarray:
+    """Per item (per pair for comparisons), whether the report's answer is right about it."""
+    if target.kind == "comparisons":
+        a, b = np.asarray(target.pairs).T
+        return report.answer == (truth[a] > truth[b])
+    if target.kind == "top_k":
+        true_top = np.zeros(truth.size, dtype=bool)
+        true_top[np.argsort(-truth)[: target.k]] = True
+        return report.answer == true_top
+    return report.answer == above(target, truth)
+
+
+def print_early(args) -> None:
+    """``--early``: the reports' calibration by band of the said probability."""
+    for kind in args.targets:
+        for utilities in args.utilities:
+            careless = utilities == "careless"
+            dist = "normal" if careless else utilities
+            said, right = [], []
+            for s in range(args.seeds):
+                truth = true_utilities(args.items, dist, np.random.default_rng(s))
+                target = make_target(kind, truth, np.random.default_rng(s + 100))
+                p, ok = early_calibration(truth, s, careless, target, args)
+                said.append(p)
+                right.append(ok)
+            said, right = np.concatenate(said), np.concatenate(right)
+            bands = []
+            for low, high in ((0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.01)):
+                inside = (said >= low) & (said < high)
+                if inside.any():
+                    bands.append(
+                        f"{low}-{min(high, 1.0)}: {np.mean(right[inside]):.3f} of "
+                        f"{int(inside.sum())} (said {np.mean(said[inside]):.3f})"
+                    )
+            print(f"| {kind} | {utilities} | {args.items:,} | {'; '.join(bands)} |", flush=True)
+
+
 def calibration(reports, truths, targets) -> str:
     """Of the answers' items reported right with probability at least 0.9, the share right."""
     said, right = [], []
     for report, truth, target in zip(reports, truths, targets, strict=True):
-        if target.kind == "comparisons":
-            a, b = np.asarray(target.pairs).T
-            correct = report.answer == (truth[a] > truth[b])
-        elif target.kind == "top_k":
-            true_top = np.zeros(truth.size, dtype=bool)
-            true_top[np.argsort(-truth)[: target.k]] = True
-            correct = report.answer == true_top
-        else:
-            correct = report.answer == above(target, truth)
         said.append(report.membership)
-        right.append(correct)
+        right.append(correctness(report, truth, target))
     said, right = np.concatenate(said), np.concatenate(right)
     sure = said >= 0.9
     if not sure.any():
@@ -260,8 +318,17 @@ def main(argv=None) -> None:
         "--targets", nargs="+", default=["top_k", "threshold", "reference", "comparisons"]
     )
     parser.add_argument("--utilities", nargs="+", default=["normal", "t3", "careless"])
+    parser.add_argument(
+        "--early", action="store_true",
+        help="only the reports' calibration over the first half of the judgments",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if args.early:
+        print("| target | utilities | items | right of those said (band: share right of n, said) |")
+        print("|---|---|---:|---|")
+        print_early(args)
+        return
     print("| target | utilities | items | balanced accuracy at r = 8 | share of its judgments per "
           "seed | median | worst | reached | right when said >= 0.9 | answer's precision said / "
           "was | 95% intervals cover: PL, BT, counting (min-max of the seeds) |")  # fmt: skip

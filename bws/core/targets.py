@@ -38,7 +38,10 @@ that is right, the probability that the whole answer is right, and the same proj
 a number of further judgments spent the same way (each item's sd shrunk by the square root
 of its appearances before and after). The top-k answer is the k items likeliest to belong,
 which gives it the highest expected precision. Probabilities come from independent normal
-posteriors drawn ``draws`` times (the scores' covariance is dropped, as in the intervals).
+posteriors (the scores' covariance is dropped, as in the intervals): exact per item for a
+threshold and per pair for comparisons, drawn ``draws`` times for the top k and for the
+chance that the whole answer is right. A threshold given as a score gets none while the fit
+cannot place the items on its scale (``placed``).
 
 Chosen pairs: a pair's probability of being ordered right comes from its difference under
 a prior fitted to the chosen pairs (``pair_posterior``), not the fit's prior of two items
@@ -107,16 +110,17 @@ GAIN_NODES = 24
 # A threshold given as a reference item: the reference sits in this share of each batch's
 # tuples (as new pairs allow), since its own error moves the boundary for every item.
 REFERENCE_SHARE = 1.0
+# Chosen pairs' batches seat each compared item with items its partner has met (``linked``).
+LINK_PAIRS = True
 # Chosen pairs get a prior of their own (``pair_posterior``) from this many pairs on; its
 # variance is at least this share of a random pair's. A pair's likelihood precision is at
 # least PAIR_MIN_PRECISION / (a random pair's variance) (a pair the data hardly touch).
-LINK_PAIRS = True
-# Below this spread of the utilities (var(u) + mean(sd^2)) a threshold score is not placed
-# (``placed``); at the prior's floor it is 0.015-0.020, once the prior leaves it 0.3 or more.
-UNPLACED_SPREAD = 0.04
 PAIR_PRIOR_MIN = 5
 PAIR_PRIOR_FLOOR = 1e-3
 PAIR_MIN_PRECISION = 1e-3
+# Below this spread of the utilities (var(u) + mean(sd^2)) a threshold score is not placed
+# (``placed``); at the prior's floor it is 0.015-0.020, once the prior leaves it 0.3 or more.
+UNPLACED_SPREAD = 0.04
 
 
 @dataclass(frozen=True)
