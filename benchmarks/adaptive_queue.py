@@ -150,12 +150,16 @@ def run_study(project, truth_by_id: dict, target, goal: float, rng) -> dict:
             answers={"quality": {"best": unit.item_ids[best[0]], "worst": unit.item_ids[worst[0]]}},
         )  # fmt: skip
         answered += 1
-        batches = TupleBatch.objects.filter(project=project, number__gt=0).count()
-        if batches == seen_batches:
+        newest = (
+            TupleBatch.objects.filter(project=project, number__gt=0)
+            .select_related("fit_run")
+            .order_by("-number")
+            .first()
+        )
+        if newest is None or newest.number == seen_batches:
             continue
-        seen_batches = batches
-        run = adaptive.latest_fit(project) or adaptive._newest_ok_run(project)
-        u, sd = adaptive.fit_arrays(run, n)
+        seen_batches = newest.number
+        u, sd = adaptive.fit_arrays(newest.fit_run, n)  # the run the batch was designed from
         report = targets.target_report(u, sd, target, targeted=True)
         if accuracy(target, report, truth) >= goal:
             reached = answered

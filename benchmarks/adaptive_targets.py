@@ -192,18 +192,18 @@ def covered(study: Study, target: Target) -> dict[str, float]:
     return out
 
 
-def targeted(truth, seed, careless, target, goal, args):
-    """Appearances per item spent until the accuracy reaches ``goal`` (None: not within
-    FINAL), with the last report and the share of the truth its intervals cover."""
+def designed(truth, seed, careless, target, args):
+    """The target's design as it goes: a balanced start of ``args.start`` appearances, then
+    batches from ``targets.target_batch`` on the current fit until FINAL appearances are
+    spent or no batch can be added; yields (study, report) after the start and each batch."""
     n = truth.size
     study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
     study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
     state = DesignState.from_tuples(study.tuples, n)
     scores, sd, report = fit(study, target)
+    yield study, report
     step, batch = 0, max(1, round(n * args.batch_share / SIZE))
-    while accuracy(target, report, truth, args.measure) < goal:
-        if study.spent >= FINAL - 1e-9:
-            return None, report, covered(study, target)
+    while study.spent < FINAL - 1e-9:
         rows = target_batch(
             scores, sd, state, target, batch_tuples=batch,
             max_appearances=MAX_APPEARANCES, seed=seed * 1000 + step, sharpness=args.sharpness,
@@ -211,39 +211,34 @@ def targeted(truth, seed, careless, target, goal, args):
             rule=args.threshold_rule,
         )  # fmt: skip
         if rows.shape[0] == 0:
-            return None, report, covered(study, target)
+            return
         study.judge(rows)
         state = state.extended(rows)
         scores, sd, report = fit(study, target, targeted=True)
         step += 1
-    return study.spent, report, covered(study, target)
+        yield study, report
+
+
+def targeted(truth, seed, careless, target, goal, args):
+    """Appearances per item spent until the accuracy reaches ``goal`` (None: not within
+    FINAL), with the last report and the share of the truth its intervals cover."""
+    for study, report in designed(truth, seed, careless, target, args):
+        if accuracy(target, report, truth, args.measure) >= goal:
+            return study.spent, report, covered(study, target)
+    return None, report, covered(study, target)
 
 
 def early_calibration(truth, seed, careless, target, args) -> tuple[np.ndarray, np.ndarray]:
     """Over the first half of the judgments (``--early``): after every fourth batch, each
     item's (pair's) reported probability that the answer is right about it, and whether it
     is; the design runs on whatever the answer's accuracy (unplaced reports say 1/2)."""
-    n = truth.size
-    study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
-    study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
-    state = DesignState.from_tuples(study.tuples, n)
-    scores, sd, report = fit(study, target)
-    said, right, step = [], [], 0
-    batch = max(1, round(n * args.batch_share / SIZE))
-    while study.spent < FINAL / 2:
-        rows = target_batch(
-            scores, sd, state, target, batch_tuples=batch, max_appearances=MAX_APPEARANCES,
-            seed=seed * 1000 + step, sharpness=args.sharpness, rule=args.threshold_rule,
-        )  # fmt: skip
-        if rows.shape[0] == 0:
-            break
-        study.judge(rows)
-        state = state.extended(rows)
-        scores, sd, report = fit(study, target, targeted=True)
-        step += 1
-        if step % 4 == 0:
+    said, right = [], []
+    for step, (study, report) in enumerate(designed(truth, seed, careless, target, args)):
+        if step and step % 4 == 0:
             said.append(report.membership)
             right.append(correctness(report, truth, target))
+        if study.spent >= FINAL / 2:
+            break
     return np.concatenate(said), np.concatenate(right)
 
 

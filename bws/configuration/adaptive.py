@@ -8,7 +8,7 @@ start, each further batch of tuples is designed from the current fit, where it t
         initial_appearances: 4    # per item, from the balanced design (batch 0)
         batch_tuples: 200         # tuples per further batch
         max_appearances: 16       # per item, every batch included (a threshold's
-                                  # reference item excepted: it sits in most tuples)
+                                  # reference item and compared items excepted)
         ready_margin: 50          # design the next batch when fewer tuples than this are open
         target: top_k             # what the batches aim at: ranking (the whole order, the
                                   # default), top_k, threshold or comparisons

@@ -470,57 +470,44 @@ class TargetReport:
 
 
 def _draws(u, s, target: Target, rng, draws: int):
-    """Per draw, the answer under the draw: (draws, n) membership or (draws, pairs) order
-    (each pair's difference drawn from ``pair_posterior``)."""
-    if target.kind == "comparisons":
-        mean, sd = pair_posterior(u, s, target.pairs)
-        return mean + sd * rng.standard_normal((draws, mean.size)) > 0
+    """Per draw, the answer under the draw: (draws, n) membership of the top k or of the
+    items above the threshold."""
     z = u + s * rng.standard_normal((draws, u.size))
     if target.kind == "top_k":
         kth = np.partition(z, -target.k, axis=1)[:, -target.k]
         return z >= kth[:, None]
-    if target.kind == "threshold":
-        cut = z[:, target.reference] if target.reference is not None else target.score
-        return z > np.reshape(cut, (-1, 1))
-    a, b = np.asarray(target.pairs, dtype=np.int64).T
-    return z[:, a] > z[:, b]
+    cut = z[:, target.reference] if target.reference is not None else target.score
+    return z > np.reshape(cut, (-1, 1))
 
 
 def _summary(u, s, target: Target, draws: int, seed: int):
-    sampled = _draws(u, s, target, np.random.default_rng(seed), draws)
+    rng = np.random.default_rng(seed)
+    if target.kind == "comparisons":
+        # exact per pair (no draw makes a pair shown in its likelier order less than 1/2);
+        # the whole answer's chance drawn from each pair's difference
+        mean, sd = pair_posterior(u, s, target.pairs)
+        answer = mean > 0
+        membership = ndtr(np.abs(mean) / sd)
+        sampled = mean + sd * rng.standard_normal((draws, mean.size)) > 0
+        all_right = float(np.mean(np.all(sampled == answer[None, :], axis=1)))
+        return answer, membership, float(membership.mean()), all_right
+    sampled = _draws(u, s, target, rng, draws)
     if target.kind == "top_k":
         # the k items likeliest to be in the top k: the answer of the highest expected
         # precision (the share right is the sum of its items' probabilities over k)
+        inside = sampled.mean(axis=0)
         answer = np.zeros(u.size, dtype=bool)
-        answer[np.lexsort((-u, -sampled.mean(axis=0)))[: target.k]] = True
-    elif target.kind == "threshold":
+        answer[np.lexsort((-u, -inside))[: target.k]] = True
+        membership = np.where(answer, inside, 1.0 - inside)
+    else:  # exact: each item's side of the threshold is a normal's sign
         answer = u > boundary(u, target)
+        membership = 1.0 - side_error(u, s, target)
         if target.reference is not None:
             answer[target.reference] = False
-    else:
-        answer = pair_posterior(u, s, target.pairs)[0] > 0  # the sign of u_a - u_b
-    if target.kind == "threshold" and target.reference is not None:
-        sampled[:, target.reference] = False
-    agree = sampled == answer[None, :]
-    membership = agree.mean(axis=0)
-    if target.kind == "comparisons":
-        # exact per pair (no draw makes a pair shown in its likelier order less than 1/2)
-        mean, sd = pair_posterior(u, s, target.pairs)
-        membership = ndtr(np.abs(mean) / sd)
-        precision = float(membership.mean())
-        all_right = float(np.mean(np.all(agree, axis=1)))
-    else:
-        if target.kind == "threshold":  # exact: each item's side is a normal's sign
-            spread = s if target.reference is None else np.hypot(s, s[target.reference])
-            above = ndtr((u - boundary(u, target)) / spread)
-            if target.reference is not None:
-                above[target.reference] = 0.0
-        else:
-            above = sampled.mean(axis=0)
-        inside = answer.sum()
-        precision = float(np.mean(above[answer])) if inside else 1.0
-        all_right = float(np.mean(np.all(agree, axis=1)))
-        membership = np.where(answer, above, 1.0 - above)
+            membership[target.reference] = 1.0
+            sampled[:, target.reference] = False
+    precision = float(np.mean(membership[answer])) if answer.any() else 1.0
+    all_right = float(np.mean(np.all(sampled == answer[None, :], axis=1)))
     return answer, membership, precision, all_right
 
 
