@@ -195,13 +195,14 @@ def covered(study: Study, target: Target) -> dict[str, float]:
 def designed(truth, seed, careless, target, args):
     """The target's design as it goes: a balanced start of ``args.start`` appearances, then
     batches from ``targets.target_batch`` on the current fit until FINAL appearances are
-    spent or no batch can be added; yields (study, report) after the start and each batch."""
+    spent or no batch can be added; yields (study, report, scores) after the start and each
+    batch."""
     n = truth.size
     study = CrowdStudy(truth, np.random.default_rng([seed, 2]), careless)
     study.judge(balanced_tuples(n, SIZE, args.start, seed=seed))
     state = DesignState.from_tuples(study.tuples, n)
     scores, sd, report = fit(study, target)
-    yield study, report
+    yield study, report, scores
     step, batch = 0, max(1, round(n * args.batch_share / SIZE))
     while study.spent < FINAL - 1e-9:
         rows = target_batch(
@@ -216,30 +217,47 @@ def designed(truth, seed, careless, target, args):
         state = state.extended(rows)
         scores, sd, report = fit(study, target, targeted=True)
         step += 1
-        yield study, report
+        yield study, report, scores
 
 
 def targeted(truth, seed, careless, target, goal, args):
     """Appearances per item spent until the accuracy reaches ``goal`` (None: not within
     FINAL), with the last report and the share of the truth its intervals cover."""
-    for study, report in designed(truth, seed, careless, target, args):
+    for study, report, _ in designed(truth, seed, careless, target, args):
         if accuracy(target, report, truth, args.measure) >= goal:
             return study.spent, report, covered(study, target)
     return None, report, covered(study, target)
 
 
-def early_calibration(truth, seed, careless, target, args) -> tuple[np.ndarray, np.ndarray]:
+def early_calibration(truth, seed, careless, target, args):
     """Over the first half of the judgments (``--early``): after every fourth batch, each
     item's (pair's) reported probability that the answer is right about it, and whether it
-    is; the design runs on whatever the answer's accuracy (unplaced reports say 1/2)."""
-    said, right = [], []
-    for step, (study, report) in enumerate(designed(truth, seed, careless, target, args)):
+    is; the design runs on whatever the answer's accuracy (unplaced reports say 1/2). Also,
+    per report that gives one (a placed one), the answer's expected precision, the share of
+    the answer that is right and, for a threshold score, the slope of the truth on the fit's
+    scores over the items within 0.5 of it (above 1: the fit's scale is pulled in there)."""
+    said, right, precisions = [], [], []
+    sides = {True: ([], []), False: ([], [])}  # placed reports: said, right by side
+    for step, (study, report, scores) in enumerate(designed(truth, seed, careless, target, args)):
         if step and step % 4 == 0:
             said.append(report.membership)
             right.append(correctness(report, truth, target))
+            if np.isfinite(report.expected_precision):
+                found = precision(target, report, truth)
+                slope = np.nan
+                near = np.abs(scores - (target.score or 0.0)) < 0.5
+                if target.score is not None and near.sum() > 2:
+                    slope = np.polyfit(scores[near], truth[near], 1)[0]
+                precisions.append((report.expected_precision, found, slope))
+                if target.kind != "comparisons":
+                    ok = correctness(report, truth, target)
+                    for side in (True, False):
+                        held = report.answer == side
+                        sides[side][0].append(report.membership[held])
+                        sides[side][1].append(ok[held])
         if study.spent >= FINAL / 2:
             break
-    return np.concatenate(said), np.concatenate(right)
+    return np.concatenate(said), np.concatenate(right), precisions, sides
 
 
 def correctness(report, truth, target) -> np.ndarray:
@@ -260,13 +278,18 @@ def print_early(args) -> None:
         for utilities in args.utilities:
             careless = utilities == "careless"
             dist = "normal" if careless else utilities
-            said, right = [], []
+            said, right, precisions = [], [], []
+            sides = {True: ([], []), False: ([], [])}
             for s in range(args.seeds):
                 truth = true_utilities(args.items, dist, np.random.default_rng(s))
                 target = make_target(kind, truth, np.random.default_rng(s + 100))
-                p, ok = early_calibration(truth, s, careless, target, args)
+                p, ok, pairs, by_side = early_calibration(truth, s, careless, target, args)
                 said.append(p)
                 right.append(ok)
+                precisions.extend(pairs)
+                for side, (held_said, held_right) in by_side.items():
+                    sides[side][0].extend(held_said)
+                    sides[side][1].extend(held_right)
             said, right = np.concatenate(said), np.concatenate(right)
             bands = []
             for low, high in ((0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.01)):
@@ -276,7 +299,26 @@ def print_early(args) -> None:
                         f"{low}-{min(high, 1.0)}: {np.mean(right[inside]):.3f} of "
                         f"{int(inside.sum())} (said {np.mean(said[inside]):.3f})"
                     )
-            print(f"| {kind} | {utilities} | {args.items:,} | {'; '.join(bands)} |", flush=True)
+            overall = f"{np.mean(right):.3f} of {right.size} (said {np.mean(said):.3f})"
+            expected, found, slope = np.array(precisions).reshape(-1, 3).T
+            answer = f"{expected.mean():.3f} / {found.mean():.3f} ({expected.size} reports)"
+            if np.isfinite(slope).any():
+                low, mid, high = np.nanpercentile(slope, [10, 50, 90])
+                answer += f"; slope near the threshold {mid:.2f} ({low:.2f}-{high:.2f})"
+            for side, name in ((True, "in the answer"), (False, "outside it")):
+                held_said, held_right = sides[side]
+                if held_said:
+                    p, ok = np.concatenate(held_said), np.concatenate(held_right)
+                    near = p < 0.7
+                    answer += (
+                        f"; {name} said below 0.7: right {np.mean(ok[near]):.3f} of "
+                        f"{int(near.sum())} (said {np.mean(p[near]):.3f})"
+                    )
+            print(
+                f"| {kind} | {utilities} | {args.items:,} | {'; '.join(bands)} | {overall} "
+                f"| {answer} |",
+                flush=True,
+            )
 
 
 def calibration(reports, truths, targets) -> str:
@@ -320,8 +362,12 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     if args.early:
-        print("| target | utilities | items | right of those said (band: share right of n, said) |")
-        print("|---|---|---:|---|")
+        print(
+            "| target | utilities | items | right of those said (band: share right of n, said) "
+            "| every item (pair): share right of n (said) | answer's precision said / found "
+            "(placed reports) |"
+        )
+        print("|---|---|---:|---|---|---|")
         print_early(args)
         return
     print("| target | utilities | items | balanced accuracy at r = 8 | share of its judgments per "

@@ -2,6 +2,7 @@
 
     python benchmarks/t_prior_sampler.py [--methods plackett_luce bradley_terry]
         [--utilities normal t3] [--appearances 4 8 16 24] [--reps 20] [--hold]
+        [--nus 2.5 3 4 6 10 30 1e6] [--twice]
 
 An experiment, not the platform's method: what the posterior mean does to the calibration
 slope (truth on estimate) when the prior's tails are fitted to the data and the items'
@@ -15,8 +16,10 @@ does; masses from the platform's posterior sd), and Gibbs steps for nu (the t de
 lambda integrated out), lambda and s2; 500 sweeps, the first 150 dropped. Printed per
 cell: the mean slope of the platform's scores and of the sampled posterior means, the
 coverage of the platform's 95% intervals and of the samples' 2.5-97.5% quantiles, overall
-and in the lowest and highest tenth by truth, and seconds per study. Figures, not
-assertions.
+and in the lowest and highest tenth by truth, and seconds per study. ``--nus``: the grid of
+nu (its smallest bounds the tails); ``--twice``: each study sampled again with another seed,
+and the largest change of a study's slope printed, for the mean and the median of the draws
+(with the median's mean slope). Figures, not assertions.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def t_log_density(u, nu, s2) -> float:
     return float(n * head - (nu + 1) / 2 * np.sum(np.log1p(u * u / (s2 * nu))))
 
 
-def sample(judgments, method, start, sd, rng, hold=None):
+def sample(judgments, method, start, sd, rng, hold=None, nus=NUS):
     """Draws of the utilities (SWEEPS - BURN, n) from the model of the module docstring."""
     model = model_for(method, judgments)
     temper = dependence(judgments, method)
@@ -84,10 +87,10 @@ def sample(judgments, method, start, sd, rng, hold=None):
         p = p - 0.5 * e * g
         if np.log(rng.uniform()) < before - (xe + 0.5 * np.sum(mass * p * p)):
             u, energy, grad, accepted = x, xe, g, accepted + 1
-        scales = hold * np.minimum((NUS - 2) / NUS, 1.0) if hold is not None else [s2] * NUS.size
-        logp = np.array([t_log_density(u, nu, q) for nu, q in zip(NUS, scales, strict=True)])
-        k = rng.choice(NUS.size, p=np.exp(logp - logp.max()) / np.exp(logp - logp.max()).sum())
-        nu, s2 = NUS[k], scales[k]
+        scales = hold * np.minimum((nus - 2) / nus, 1.0) if hold is not None else [s2] * nus.size
+        logp = np.array([t_log_density(u, nu, q) for nu, q in zip(nus, scales, strict=True)])
+        k = rng.choice(nus.size, p=np.exp(logp - logp.max()) / np.exp(logp - logp.max()).sum())
+        nu, s2 = nus[k], scales[k]
         lam = rng.gamma((nu + 1) / 2, 2.0 / (nu + u * u / s2))
         if hold is None:
             s2 = 1.0 / rng.gamma(n / 2, 2.0 / np.sum(lam * u * u))
@@ -100,9 +103,9 @@ def sample(judgments, method, start, sd, rng, hold=None):
     return np.array(draws)
 
 
-def cell(method, utilities, appearances, reps, hold):
+def cell(method, utilities, appearances, reps, hold, twice=False, nus=NUS):
     keys = ("slope", "slope_mean", "cover", "cover_mean", "ends", "ends_mean", "seconds")
-    out = {key: [] for key in keys}
+    out = {key: [] for key in keys + ("slope_median", "moved_mean", "moved_median")}
     for rep in range(reps):
         judgments, truth, tuples, own = simulate(
             ITEMS, appearances, 1, 0.0, 7919 * rep + 1, utilities
@@ -112,7 +115,7 @@ def cell(method, utilities, appearances, reps, hold):
         started = time.process_time()
         held = intervals.prior_variance if hold else None
         rng = np.random.default_rng(rep)
-        draws = sample(judgments, method, scores.scores, intervals.std, rng, held)
+        draws = sample(judgments, method, scores.scores, intervals.std, rng, held, nus)
         out["seconds"].append(time.process_time() - started)
         mean = draws.mean(axis=0)
         low, high = np.quantile(draws, [0.025, 0.975], axis=0)
@@ -125,7 +128,19 @@ def cell(method, utilities, appearances, reps, hold):
         out["cover_mean"].append(sampled.mean())
         out["ends"].append(shipped[ends].mean())
         out["ends_mean"].append(sampled[ends].mean())
-    return {key: float(np.mean(values)) for key, values in out.items()}
+        median = np.median(draws, axis=0)
+        out["slope_median"].append(np.polyfit(median, goal, 1)[0])
+        if twice:  # the same study, another seed
+            again = sample(judgments, method, scores.scores, intervals.std,
+                           np.random.default_rng(rep + 1000), held, nus)  # fmt: skip
+            slope_again = np.polyfit(again.mean(axis=0), goal, 1)[0]
+            median_again = np.polyfit(np.median(again, axis=0), goal, 1)[0]
+            out["moved_mean"].append(abs(slope_again - out["slope_mean"][-1]))
+            out["moved_median"].append(abs(median_again - out["slope_median"][-1]))
+    means = {key: float(np.mean(values)) for key, values in out.items() if values}
+    for key in ("moved_mean", "moved_median"):
+        means[key] = float(np.max(out[key])) if out[key] else float("nan")
+    return means
 
 
 def main(argv=None) -> None:
@@ -135,7 +150,10 @@ def main(argv=None) -> None:
     parser.add_argument("--appearances", nargs="+", type=int, default=[4, 8, 16, 24])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--hold", action="store_true", help="the prior's variance held")
+    parser.add_argument("--nus", type=float, nargs="+", default=list(NUS))
+    parser.add_argument("--twice", action="store_true", help="each study sampled twice")
     args = parser.parse_args(argv)
+
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     print(
         "| method | utilities | r | slope: platform / sampled mean | coverage: platform / "
@@ -145,10 +163,16 @@ def main(argv=None) -> None:
     for method in args.methods:
         for utilities in args.utilities:
             for r in args.appearances:
-                f = cell(method, utilities, r, args.reps, args.hold)
+                f = cell(method, utilities, r, args.reps, args.hold, args.twice, np.array(args.nus))
+                moved = (
+                    f" (median {f['slope_median']:.3f}; largest change with the seed: mean "
+                    f"{f['moved_mean']:.3f}, median {f['moved_median']:.3f})"
+                    if args.twice
+                    else ""
+                )
                 print(
-                    f"| {method} | {utilities} | {r} | {f['slope']:.3f} / {f['slope_mean']:.3f} "
-                    f"| {f['cover']:.3f} / {f['cover_mean']:.3f} | {f['ends']:.3f} / "
+                    f"| {method} | {utilities} | {r} | {f['slope']:.3f} / {f['slope_mean']:.3f}"
+                    f"{moved} | {f['cover']:.3f} / {f['cover_mean']:.3f} | {f['ends']:.3f} / "
                     f"{f['ends_mean']:.3f} | {f['seconds']:.1f} |",
                     flush=True,
                 )
