@@ -226,6 +226,9 @@ def test_chosen_pairs_show_each_pairs_order_and_their_measured_coverage(
         frozenset(p) for p in [("i01", "i02"), ("i03", "i30"), ("i04", "i05"), ("i10", "i11"),
                                ("i20", "i22"), ("i31", "i33")]
     }  # fmt: skip
+    trust = page.locator("[data-sure-pairs]")
+    assert trust.is_visible()  # under the pairs, once they are open
+    assert "only 65-90% when they lay close" in " ".join(trust.inner_text().split())
     page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-pairs.png")
 
 
