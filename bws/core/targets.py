@@ -122,9 +122,10 @@ PAIR_MIN_PRECISION = 1e-3
 # posteriors (benchmarks/pair_calibration.py, 400 studies of 20 pairs a regime): where the
 # pairs lay far apart or were measured well (true differences of sd or gap 0.5-1 of the
 # utilities' sd with item sd 0.3-0.6, or 1 with item sd 0.6-1.2), and where they lay close
-# (0.2-0.3) and were measured weakly. The pairs' prior cannot be told from 20 such pairs, and
-# in the studies where it reads wide, the pairs whose noise ran largest are said sure; no
-# rule tried was better (benchmarks/RESULTS.md, "Chosen pairs").
+# (0.2-0.3, item sd 0.3-0.6 or 0.6-1.2; also 0.5 with item sd 0.6-1.2: 0.83-0.84). Weakly
+# measured close pairs are the low end (0.65-0.73). The pairs' prior cannot be told from 20
+# such pairs, and in the studies where it reads wide, the pairs whose noise ran largest are
+# said sure; no rule tried was better (benchmarks/RESULTS.md, "Chosen pairs").
 SURE_PAIRS_RIGHT = {"apart": (0.92, 1.00), "close": (0.65, 0.90)}
 # Below this spread of the utilities (var(u) + mean(sd^2)) a threshold score is not placed
 # (``placed``); at the prior's floor it is 0.015-0.020, once the prior leaves it 0.3 or more.
