@@ -312,6 +312,11 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
         projected_precision=report.projected_precision,
         projected_all_right=report.projected_all_right,
     )
+    if target.kind == "threshold" and target.score is not None:  # its share errs low
+        status["precision_measured"] = {
+            side: tuple(round(100 * share) for share in shares)
+            for side, shares in targets.THRESHOLD_PRECISION.items()
+        }
     if report.kind == "comparisons":  # how often pairs said sure were right, measured
         status["sure_pairs_right"] = {
             side: tuple(round(100 * share) for share in shares)

@@ -189,6 +189,7 @@ def test_intervals_after_a_threshold_target_are_marked_with_its_measured_coverag
     assert marks.count() == 40
     assert words in marks.first.get_attribute("title")
     page.screenshot(path=ARTIFACTS / f"bws-dashboard-threshold-{slug}.png", full_page=True)
+    page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / f"bws-adaptive-{slug}.png")
 
 
 def test_chosen_pairs_show_each_pairs_order_and_their_measured_coverage(
