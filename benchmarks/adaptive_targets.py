@@ -240,8 +240,9 @@ def early_calibration(truth, seed, careless, target, args):
     sides = {True: ([], []), False: ([], [])}  # placed reports: said, right by side
     for step, (study, report, scores) in enumerate(designed(truth, seed, careless, target, args)):
         if step and step % 4 == 0:
+            ok = correctness(report, truth, target)
             said.append(report.membership)
-            right.append(correctness(report, truth, target))
+            right.append(ok)
             if np.isfinite(report.expected_precision):
                 found = precision(target, report, truth)
                 slope = np.nan
@@ -250,7 +251,6 @@ def early_calibration(truth, seed, careless, target, args):
                     slope = np.polyfit(scores[near], truth[near], 1)[0]
                 precisions.append((report.expected_precision, found, slope))
                 if target.kind != "comparisons":
-                    ok = correctness(report, truth, target)
                     for side in (True, False):
                         held = report.answer == side
                         sides[side][0].append(report.membership[held])
@@ -283,10 +283,10 @@ def print_early(args) -> None:
             for s in range(args.seeds):
                 truth = true_utilities(args.items, dist, np.random.default_rng(s))
                 target = make_target(kind, truth, np.random.default_rng(s + 100))
-                p, ok, pairs, by_side = early_calibration(truth, s, careless, target, args)
+                p, ok, answers, by_side = early_calibration(truth, s, careless, target, args)
                 said.append(p)
                 right.append(ok)
-                precisions.extend(pairs)
+                precisions.extend(answers)
                 for side, (held_said, held_right) in by_side.items():
                     sides[side][0].extend(held_said)
                     sides[side][1].extend(held_right)
