@@ -1,11 +1,11 @@
 """How often chosen pairs said right are right, by how their true differences spread.
 
-    python benchmarks/pair_calibration.py [--studies 400] [--items 400]
+    python benchmarks/pair_calibration.py [--studies 400] [--items 400] [--pairs 20]
 
 Simulated posteriors, not simulated judgments (as in bws/tests/test_targets.py): normal
 utilities of sd 1, each item's estimate its utility plus normal noise of an sd drawn
 uniformly from a range, shrunk by the conjugate posterior of a N(0, 1) prior. Each study
-asks about 20 pairs whose true differences are either normal (sd ``tau``) or exactly
+asks about 20 pairs (``--pairs``) whose true differences are either normal (sd ``tau``) or exactly
 ``tau`` in either direction ("two-point", as in benchmarks/adaptive_targets.py, where
 tau = 0.3); "random" pairs are two items drawn at random. Per regime and rule, the share of
 pairs in the right order, the mean probability said, and of the pairs said right with
@@ -14,7 +14,9 @@ probability at least 0.9, the share right, the mean said and how many.
 Rules: ``shipped`` is ``targets.pair_posterior`` (the pairs' prior variance at the marginal
 likelihood's maximum); ``oracle`` the same with the true tau plugged in; ``loo`` the maximum
 without the pair's own term; ``uniform`` and ``log`` the prior's variance integrated out,
-tau uniform or log-uniform between the shipped bounds. Figures, not assertions.
+tau uniform or log-uniform between the shipped bounds. Below ``PAIR_PRIOR_MIN`` pairs every
+rule is the fit's own (two items drawn at random), and only ``shipped`` is run. Figures, not
+assertions.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bws.core.targets import (  # noqa: E402
     PAIR_MIN_PRECISION,
     PAIR_PRIOR_FLOOR,
+    PAIR_PRIOR_MIN,
     pair_posterior,
 )
 
@@ -88,26 +91,25 @@ def said(rule: str, u, s, pairs, tau) -> np.ndarray:
     return ndtr(np.abs(precision * seen / after) * np.sqrt(after))
 
 
-def regime(shape, tau, noise, studies, items, rng):
-    out = {rule: [] for rule in RULES}
+def regime(shape, tau, noise, studies, items, rng, pairs=PAIRS, rules=RULES):
+    out = {rule: [] for rule in rules}
     right = []
     for _ in range(studies):
         truth = rng.normal(size=items)
-        chosen = rng.choice(items, 2 * PAIRS, replace=False)
-        a, b = chosen[:PAIRS], chosen[PAIRS:]
+        chosen = rng.choice(items, 2 * pairs, replace=False)
+        a, b = chosen[:pairs], chosen[pairs:]
         if shape == "normal":
-            truth[b] = truth[a] + tau * rng.normal(size=PAIRS)
+            truth[b] = truth[a] + tau * rng.normal(size=pairs)
         elif shape == "two-point":
-            truth[b] = truth[a] + tau * rng.choice([-1.0, 1.0], PAIRS)
+            truth[b] = truth[a] + tau * rng.choice([-1.0, 1.0], pairs)
         sd = rng.uniform(*noise, items)
         shrink = 1.0 / (1.0 + sd**2)
         u, s = (truth + sd * rng.normal(size=items)) * shrink, sd * np.sqrt(shrink)
-        pairs = np.c_[a, b]
-        for rule in RULES:
+        for rule in rules:
             if rule == "oracle" and tau is None:
                 out[rule].append(ndtr(np.abs(u[a] - u[b]) / np.hypot(s[a], s[b])))
             else:
-                out[rule].append(said(rule, u, s, pairs, tau))
+                out[rule].append(said(rule, u, s, np.c_[a, b], tau))
         right.append((u[a] > u[b]) == (truth[a] > truth[b]))
     return {rule: np.concatenate(p) for rule, p in out.items()}, np.concatenate(right)
 
@@ -116,14 +118,16 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=400)
     parser.add_argument("--items", type=int, default=400)
+    parser.add_argument("--pairs", type=int, default=PAIRS, help="chosen pairs a study")
     args = parser.parse_args(argv)
-    print("| pairs' differences | tau | item sd | right | " + " | ".join(RULES) + " |")
-    print("|---|---:|---|---:|" + "---|" * len(RULES))
+    rules = RULES if args.pairs >= PAIR_PRIOR_MIN else ("shipped",)
+    print("| pairs' differences | tau | item sd | right | " + " | ".join(rules) + " |")
+    print("|---|---:|---|---:|" + "---|" * len(rules))
     for shape, tau, noise in REGIMES:
         said_by, right = regime(shape, tau, noise, args.studies, args.items,
-                                np.random.default_rng(1))  # fmt: skip
+                                np.random.default_rng(1), args.pairs, rules)  # fmt: skip
         cells = []
-        for rule in RULES:
+        for rule in rules:
             p = said_by[rule]
             sure = p >= 0.9
             band = (

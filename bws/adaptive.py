@@ -318,10 +318,12 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
             for side, shares in targets.THRESHOLD_PRECISION.items()
         }
     if report.kind == "comparisons":  # how often pairs said sure were right, measured
+        few = len(target.pairs) < targets.PAIR_PRIOR_MIN
+        measured = targets.SURE_PAIRS_RIGHT_FEW if few else targets.SURE_PAIRS_RIGHT
         status["sure_pairs_right"] = {
-            side: tuple(round(100 * share) for share in shares)
-            for side, shares in targets.SURE_PAIRS_RIGHT.items()
+            side: tuple(round(100 * share) for share in shares) for side, shares in measured.items()
         }
+        status["sure_pairs_right"]["few"] = few
     return status
 
 

@@ -229,7 +229,8 @@ def test_chosen_pairs_show_each_pairs_order_and_their_measured_coverage(
     }  # fmt: skip
     trust = page.locator("[data-sure-pairs]")
     assert trust.is_visible()  # under the pairs, once they are open
-    assert "only 65-90% when they lay close" in " ".join(trust.inner_text().split())
+    said = " ".join(trust.inner_text().split())
+    assert "only 65-90% when they lay close" in said and "(20 pairs a study)" in said
     page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-pairs.png")
 
 

@@ -127,6 +127,10 @@ PAIR_MIN_PRECISION = 1e-3
 # such pairs, and in the studies where it reads wide, the pairs whose noise ran largest are
 # said sure; no rule tried was better (benchmarks/RESULTS.md, "Chosen pairs").
 SURE_PAIRS_RIGHT = {"apart": (0.92, 1.00), "close": (0.65, 0.90)}
+# The same with fewer than PAIR_PRIOR_MIN pairs (4 a study, 2,000 studies, ``--pairs 4``),
+# each pair read under the fit's prior of two items drawn at random: too sure of close pairs
+# (and their expected share in the right order said 0.71-0.75 where 0.55-0.68 was).
+SURE_PAIRS_RIGHT_FEW = {"apart": (0.88, 1.00), "close": (0.61, 0.85)}
 # A threshold score's answer: the expected share of it that is right, said and found over
 # the first half of simulated designs (benchmarks/adaptive_targets.py --early, 1,000 items,
 # normal, t3 and clickers, 86-98 placed reports each). It errs low: the fit's scale is

@@ -15,6 +15,7 @@ from bws.core.judgments import Judgments
 from bws.core.targets import (
     PAIR_PRIOR_MIN,
     SURE_PAIRS_RIGHT,
+    SURE_PAIRS_RIGHT_FEW,
     TARGET_SHARPNESS,
     TARGETED_SD_FACTOR,
     THRESHOLD_RULE,
@@ -471,17 +472,19 @@ def test_chosen_close_pairs_are_not_said_right_more_often_than_they_are():
     assert abs(np.mean(said_pairs) - np.mean(right)) < 0.02
 
 
-def _sure_pairs_right(tau: float, noise: tuple[float, float], studies: int = 400) -> float:
-    """Of 20 chosen pairs a study whose true differences are normal with sd ``tau``, over
-    simulated posteriors (benchmarks/pair_calibration.py's), the share right of those said
-    right with probability 0.9 or more."""
+def _sure_pairs_right(
+    tau: float, noise: tuple[float, float], studies: int = 400, pairs: int = 20
+) -> float:
+    """Of ``pairs`` chosen pairs a study whose true differences are normal with sd ``tau``,
+    over simulated posteriors (benchmarks/pair_calibration.py's), the share right of those
+    said right with probability 0.9 or more."""
     rng = np.random.default_rng(1)
     said, right = [], []
     for _ in range(studies):
         truth = rng.normal(size=N)
-        chosen = rng.choice(N, 40, replace=False)
-        a, b = chosen[:20], chosen[20:]
-        truth[b] = truth[a] + tau * rng.normal(size=20)
+        chosen = rng.choice(N, 2 * pairs, replace=False)
+        a, b = chosen[:pairs], chosen[pairs:]
+        truth[b] = truth[a] + tau * rng.normal(size=pairs)
         sd = rng.uniform(*noise, N)
         shrink = 1.0 / (1.0 + sd**2)
         u, s = (truth + sd * rng.normal(size=N)) * shrink, sd * np.sqrt(shrink)
@@ -502,6 +505,12 @@ def test_the_measured_trust_in_sure_pairs_holds():
     assert apart_low - 0.02 <= _sure_pairs_right(1.0, (0.6, 1.2)) <= apart_high
     weak = _sure_pairs_right(0.2, (0.6, 1.2))
     assert close_low - 0.05 <= weak <= close_high and weak < apart_low - 0.1
+    # below PAIR_PRIOR_MIN pairs, under the fit's prior of two random items: surer still
+    apart_low, apart_high = SURE_PAIRS_RIGHT_FEW["apart"]
+    close_low, close_high = SURE_PAIRS_RIGHT_FEW["close"]
+    assert apart_low - 0.02 <= _sure_pairs_right(1.0, (0.6, 1.2), 2000, 4) <= apart_high
+    few = _sure_pairs_right(0.2, (0.6, 1.2), 2000, 4)
+    assert close_low - 0.03 <= few <= close_high and few < weak
 
 
 def test_a_few_pairs_keep_the_fits_own_prior(start):
