@@ -1,4 +1,7 @@
-"""REST views of scores: the latest good run with its items, re-scoring, polling a run."""
+"""REST views of scores: the latest good run with its items, re-scoring, polling a run, and
+an adaptive design with its target's answer."""
+
+import math
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -11,7 +14,7 @@ from bws.comparisons import CompareRefused, compare_items
 from bws.rank_results import ranks_with_k
 from projects.access import managed_project_or_404
 
-from . import scheduling, selectors
+from . import adaptive, scheduling, selectors
 from .core.diagnostics import StoredDiagnostics
 from .core.scoring import METHODS
 from .core.scoring_options import INTERVAL_METHODS
@@ -312,3 +315,52 @@ class CompareApi(APIView):
         except CompareRefused as exc:
             raise ValidationError({"items": [str(exc)]}) from exc
         return Response(found)
+
+
+def _plain(value):
+    """The design status as JSON holds it: tuples as lists, non-finite numbers as None."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class DesignApi(APIView):
+    """An adaptive design: its batches and what the newest scores say of its target."""
+
+    @extend_schema(
+        tags=["Scores"],
+        operation_id="design_retrieve",
+        summary="The adaptive design and its target's answer",
+        description="For a project whose tuples come in adaptive batches: the strategy, the "
+        "batches (number, strategy, tuples, the scoring run each was designed from, when), "
+        "the tuples made and still open, whether the design is complete, and the target: "
+        "kind and words; for a narrow target (top_k, threshold, comparisons) the newest "
+        "scores' answer (rows of item, with other for a pair, and p: the probability that "
+        "the answer is right about it; the 50 surest), precision (the expected share of "
+        "the answer that is right), all_right (the probability that all of it is), and the "
+        "same projected after extra further judgments. unplaced: true while a threshold "
+        "score cannot be placed on the scores' scale (no probabilities then). "
+        "sure_pairs_right (comparisons) and precision_measured (a threshold score): how "
+        "these probabilities fared in simulation, in percent. 404 for a balanced design.",
+        responses={200: dict},
+    )
+    def get(self, request, slug):
+        project = managed_project_or_404(request.user, slug)
+        status_ = adaptive.design_status(project)
+        if status_ is None:
+            raise NotFound(f"project {slug!r} has a balanced design: no adaptive batches")
+        status_["batches"] = [
+            {
+                "number": batch["number"],
+                "strategy": batch["strategy"],
+                "n_tuples": batch["n_tuples"],
+                "fit_run": batch["fit_run_id"],
+                "created_at": batch["created_at"],
+            }
+            for batch in status_["batches"]
+        ]
+        return Response(_plain(status_))

@@ -10,6 +10,7 @@ urlpatterns = [
     path(
         "projects/<slug:slug>/scores/compare/", api.CompareApi.as_view(), name="api-scores-compare"
     ),
+    path("projects/<slug:slug>/design/", api.DesignApi.as_view(), name="api-design"),
     path("projects/<slug:slug>/quality/", api_quality.QualityApi.as_view(), name="api-quality"),
     path(
         "projects/<slug:slug>/exclusions/",

@@ -294,3 +294,51 @@ def test_the_dashboard_gives_no_odds_for_a_threshold_it_cannot_place_yet(
     html = client.get(reverse("bws-dashboard", args=[project.slug])).content.decode()
     assert "The scores cannot yet place the items against the threshold" in html
     assert "is expected right" not in html and "data-answer" not in html
+
+
+def test_programs_read_the_design_and_its_targets_answer(
+    tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    """GET /api/v1/projects/<slug>/design/: what the design tab shows, as JSON, to the
+    project's managers only; a balanced design and strangers get a 404 with a reason."""
+    from rest_framework.test import APIClient  # noqa: I001 (only this test calls the API)
+
+    manager, stranger = UserFactory(username="boss"), UserFactory(username="someone")
+    client = APIClient()
+    client.force_authenticate(manager)
+    top = studied(tmp_path, settings, django_capture_on_commit_callbacks, "top_k")
+    pairs = studied(tmp_path, settings, django_capture_on_commit_callbacks, "comparisons")
+    above = studied(tmp_path, settings, django_capture_on_commit_callbacks, "threshold")
+    for project in (top, pairs, above):
+        Membership.objects.create(user=manager, project=project, role="manager")
+
+    data = client.get(f"/api/v1/projects/{top.slug}/design/").json()
+    status = adaptive.design_status(top)
+    assert data["n_tuples"] == status["n_tuples"] > 0 and data["open"] == status["open"]
+    assert [b["n_tuples"] for b in data["batches"]] == [b["n_tuples"] for b in status["batches"]]
+    assert data["batches"][-1]["fit_run"] == status["batches"][-1]["fit_run_id"]
+    target = data["target"]
+    assert (target["kind"], target["words"]) == ("top_k", "the top 10 items")
+    assert target["precision"] == pytest.approx(status["target"]["precision"])
+    assert 0 <= target["all_right"] <= 1 and len(target["answer"]) == 10
+    chances = [row["p"] for row in target["answer"]]  # that each belongs, the surest first
+    assert chances == sorted(chances, reverse=True) and 0 <= chances[-1] <= chances[0] <= 1
+
+    target = client.get(f"/api/v1/projects/{pairs.slug}/design/").json()["target"]
+    assert {row["item"] for row in target["answer"]} | {row["other"] for row in target["answer"]}
+    assert target["sure_pairs_right"]["close"] == [
+        round(100 * x) for x in SURE_PAIRS_RIGHT_FEW["close"]
+    ]
+
+    # a threshold the scores cannot place yet: no probabilities, said so
+    monkeypatch.setattr(adaptive, "fit_arrays", lambda run, n: (np.zeros(n), np.full(n, 0.13)))
+    target = client.get(f"/api/v1/projects/{above.slug}/design/").json()["target"]
+    assert target["unplaced"] is True and "precision" not in target and "answer" not in target
+
+    config, _ = write_study(tmp_path / "balanced", adaptive_block="")
+    balanced = import_project(config_path=config, slug="balanced").project
+    Membership.objects.create(user=manager, project=balanced, role="manager")
+    refused = client.get(f"/api/v1/projects/{balanced.slug}/design/")
+    assert refused.status_code == 404 and "balanced design" in refused.json()["detail"]
+    client.force_authenticate(stranger)
+    assert client.get(f"/api/v1/projects/{top.slug}/design/").status_code == 404
