@@ -124,6 +124,8 @@ api-scores                              401    404    404    404    404    404  
 POST api-scores                         401    404    404    404    404    404    400    400
 api-score-run                           401    404    404    404    404    404    200    200
 api-scores-compare                      401    404    404    404    404    404    400    400
+# the world's project has a balanced design: its managers are told so with a 404 too
+api-design                              401    404    404    404    404    404    404    404
 api-members                             401    404    404    404    404    404    200    200
 POST api-members                        401    404    404    404    404    404    400    400
 DELETE api-members                      401    404    404    404    404    404    400    400
