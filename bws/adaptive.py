@@ -12,6 +12,7 @@ records its seed and the run it was designed from, so ``redesign`` makes it agai
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 import numpy as np
@@ -280,6 +281,11 @@ def design_status(project: Project) -> dict | None:
     }
 
 
+# How long a target's status is kept for the same run and design (a new run or batch makes a
+# new key at once).
+TARGET_STATUS_SECONDS = 3600
+
+
 def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     """The target in words and, for a narrow one, what the newest fit says of its answer:
     the expected share of it that is right, the chance that all of it is, and the same
@@ -291,6 +297,19 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     run = _newest_ok_run(project)
     if adaptive.target == AdaptiveTarget.RANKING or run is None or n_items < 2:
         return status
+    batches = TupleBatch.objects.filter(project=project).aggregate(last=Max("number"))["last"]
+    settings = hashlib.sha256(repr(adaptive).encode()).hexdigest()[:16]
+    key = f"bws:target:{project.pk}:{project.slug}:{run.pk}:{run.finished_at}:{batches}:{settings}"
+    known = cache.get(key)
+    if known is not None:  # the same run and design: the same answer (it costs 2 s and
+        return known  # ~200 MB at 100,000 items, and the dashboard and the API poll it)
+    status = _answered(project, adaptive, run, status, index, n_items, batches)
+    cache.set(key, status, TARGET_STATUS_SECONDS)
+    return status
+
+
+def _answered(project, adaptive, run, status, index, n_items, batches) -> dict:
+    """``target_status`` computed: the newest run's report on the target."""
     u, sd = fit_arrays(run, n_items)
     state = design_state(project)
     extra = adaptive.batch_tuples
@@ -298,7 +317,7 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
     report = targets.target_report(
         u, sd, target, appearances=state.appearances,
         extra_judgments=extra, tuple_size=state.tuple_size,
-        targeted=TupleBatch.objects.filter(project=project, number__gt=0).exists(),
+        targeted=(batches or 0) > 0,
     )  # fmt: skip
     if not report.placed:  # no probabilities while the scale is unknown
         status.update(run_id=run.pk, unplaced=True)
