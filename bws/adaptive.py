@@ -299,7 +299,8 @@ def target_status(project: Project, adaptive: AdaptiveSettings) -> dict:
         return status
     batches = TupleBatch.objects.filter(project=project).aggregate(last=Max("number"))["last"]
     settings = hashlib.sha256(repr(adaptive).encode()).hexdigest()[:16]
-    key = f"bws:target:{project.pk}:{project.slug}:{run.pk}:{run.finished_at}:{batches}:{settings}"
+    finished = run.finished_at.timestamp() if run.finished_at else 0
+    key = f"bws:target:{project.pk}:{project.slug}:{run.pk}:{finished}:{batches}:{settings}"
     known = cache.get(key)
     if known is not None:  # the same run and design: the same answer (it costs 2 s and
         return known  # ~200 MB at 100,000 items, and the dashboard and the API poll it)
