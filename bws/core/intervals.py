@@ -30,7 +30,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, ndtri, stdtrit
 
-from bws.core import annotator_model, prior_bias
+from bws.core import annotator_model, prior_bias, spread_bias
 from bws.core.choice_models import model_for
 from bws.core.hyperprior import INTEGRATE_BELOW_ITEMS, integrate_prior
 from bws.core.judgments import Judgments
@@ -89,6 +89,9 @@ class Intervals:
     scale: float = 1.0
     # Each annotator's estimated sensitivity (bws.core.annotator_model; model fits only).
     reliability: annotator_model.Reliability | None = None
+    # The factor the scores' deviations from their mean were stretched by, measured in
+    # simulation (bws/core/spread_bias.py; 1: not stretched).
+    stretch: float = 1.0
 
     @property
     def half_width(self) -> np.ndarray:
@@ -533,9 +536,44 @@ def model_intervals(
         scale=1.0 if spread is None else spread.scale,
         reliability=reliability,
     )
-    if not tails:
-        return scores, intervals
-    return scores, widen_tails(scores, intervals, corrected=shrinkage.uncorrected is not None)
+    if tails:
+        intervals = widen_tails(scores, intervals, corrected=shrinkage.uncorrected is not None)
+    if prior_variance is None and not (adaptive or fixed_point or few):
+        if spread_bias.needs_correction(judgments):
+            # Annotators fitted with their own sensitivities: the simulated choices follow
+            # them and are scored by the pooled fit that sees them (as prior_bias does).
+            scale = joint.reliability.sensitivity[judgments.annotators] if joined else None
+            scores, intervals = _stretched(
+                judgments, method, scores, intervals, shrinkage, None if joined else weak, scale
+            )
+    return scores, intervals
+
+
+def _stretched(judgments, method, scores, intervals, shrinkage, weak, scale):
+    """The scores stretched about their mean by the slope measured in simulation
+    (bws/core/spread_bias.py), each interval moved with its score."""
+    if method == "plackett_luce" and weak is not None:
+        prior, shape = shrinkage.prior_variance, weak.scores
+    else:
+        # The simulations draw MaxDiff utilities: their variance from Plackett-Luce's
+        # prior, whose scores are on that scale.
+        prior, shape = _pooled_prior(judgments, "plackett_luce", scale=scale), None
+    found = spread_bias.stretch(
+        judgments,
+        method,
+        prior,
+        partial(_scores_at_prior, method=method, scale=scale),
+        shape=shape,
+        scale=scale,
+    )
+    shown = scores.appearances > 0
+    centre = float(scores.scores[shown].mean()) if shown.any() else 0.0
+    moved = np.where(shown, (found.factor - 1.0) * (scores.scores - centre), 0.0)
+    scores = replace(scores, scores=scores.scores + moved)
+    intervals = replace(
+        intervals, low=intervals.low + moved, high=intervals.high + moved, stretch=found.factor
+    )
+    return scores, intervals
 
 
 def _pooled_prior(
@@ -545,16 +583,28 @@ def _pooled_prior(
     the annotators (the estimator prior_bias corrects, run on its simulated studies); with
     ``scale``, each judgment's utilities times its annotator's sensitivity, as the joint fit
     of annotators who differ sees them (bws/core/annotator_model.py)."""
+    return _shrunk(judgments, method, fixed_point, scale)[0].prior_variance
+
+
+def _scores_at_prior(
+    judgments: Judgments, method: str, scale: np.ndarray | None = None
+) -> np.ndarray:
+    """The scores ``model_intervals`` fits at its estimated prior, before its corrections
+    (what bws/core/spread_bias.py measures on simulated studies)."""
+    return _shrunk(judgments, method, scale=scale)[1].scores
+
+
+def _shrunk(judgments, method, fixed_point=False, scale=None) -> tuple[Shrinkage, Scores]:
     if scale is None:
         model = model_for(method, judgments)
     else:
         model = scaled_model_for(method, judgments, scale)
     weak = fit_model(model, item_counts(judgments), alpha=WEAK_ALPHA)
     temper = dependence(judgments, method, weak=weak)
-    shrinkage, _, _ = estimate_shrinkage(
+    shrinkage, scores, _ = estimate_shrinkage(
         judgments, method, temper=temper, weak=weak, model=model, fixed_point=fixed_point
     )
-    return shrinkage.prior_variance
+    return shrinkage, scores
 
 
 def counting_intervals(

@@ -99,7 +99,7 @@ def simulated_judgments(
     )
 
 
-def _seed(judgments: Judgments) -> int:
+def data_seed(judgments: Judgments) -> int:
     digest = zlib.crc32(np.ascontiguousarray(judgments.items).tobytes())
     digest = zlib.crc32(np.ascontiguousarray(judgments.best).tobytes(), digest)
     return zlib.crc32(np.ascontiguousarray(judgments.worst).tobytes(), digest)
@@ -136,7 +136,7 @@ def corrected_prior(
     order = None if order is None else np.asarray(order, dtype=float)
     drawn, simulated = estimated, estimated
     for _ in range(steps):
-        rng = np.random.default_rng(_seed(judgments))
+        rng = np.random.default_rng(data_seed(judgments))
         found = []
         for _ in range(runs):
             if order is None:

@@ -36,7 +36,12 @@ def score_covariance(
         covariance = -_counting_pairs(judgments, intervals, items)[:, items]
     else:
         model = model_for(intervals.method, judgments)
-        u = scores.scores / intervals.scale
+        u = scores.scores
+        if intervals.stretch != 1.0:  # the fit's own utilities (bws/core/spread_bias.py)
+            shown = scores.appearances > 0
+            centre = u[shown].mean()
+            u = np.where(shown, centre + (u - centre) / intervals.stretch, u)
+        u = u / intervals.scale
         alpha = float(intervals.alpha)
         temper = alpha * 2.0 * float(intervals.prior_variance)  # alpha = temper / (2 tau2)
         hessian = model.hessian(u) + sparse.identity(u.size, format="csr") * (2.0 * alpha)
