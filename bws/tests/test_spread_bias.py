@@ -65,7 +65,7 @@ def test_the_intervals_move_with_their_scores_and_keep_their_width(monkeypatch):
 
 
 def test_the_same_judgments_give_the_same_scores():
-    judgments, *_ = study(3, appearances=16)
+    judgments, *_ = study(1, appearances=16)
     first, a = calibrated(judgments, "bradley_terry")
     second, b = calibrated(judgments, "bradley_terry")
     assert a.stretch != 1.0
@@ -101,3 +101,25 @@ def test_bradley_terrys_design_values_are_what_its_fit_converges_to():
     # Plackett-Luce's values are the utilities themselves
     pl = spread_bias.design_values("plackett_luce", truth, judgments)
     assert np.allclose(pl, truth - truth.mean())
+
+
+def test_annotators_fitted_with_their_sensitivities_plackett_luce_only():
+    """Where the annotators' test opens the joint fit, Plackett-Luce is stretched with the
+    simulated choices following each annotator's sensitivity; Bradley-Terry's joint fit is
+    left as it is (stretched, it covered 0.931-0.944 with random clickers)."""
+    judgments, *_ = study(3, appearances=16)  # a study whose test opens (p 0.06-0.07)
+    seen = []
+    real = spread_bias.stretch
+
+    def recorded(*args, **kwargs):
+        seen.append(kwargs.get("scale"))
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spread_bias, "stretch", recorded)
+        _, bt = calibrated(judgments, "bradley_terry")
+        _, pl = calibrated(judgments, "plackett_luce")
+    assert bt.reliability.joint and pl.reliability.joint
+    assert bt.stretch == 1.0 and pl.stretch > 1.02
+    (scale,) = seen
+    assert np.allclose(scale, pl.reliability.sensitivity[judgments.annotators])
