@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, ndtri, stdtrit
 
 from bws.core import annotator_model, prior_bias, spread_bias
-from bws.core.choice_models import model_for
+from bws.core.choice_models import factorize, model_for
 from bws.core.hyperprior import INTEGRATE_BELOW_ITEMS, integrate_prior
 from bws.core.judgments import Judgments
 from bws.core.newton import fit_model
@@ -152,8 +152,8 @@ def annotator_spread(
     g, h = gradient.ravel(), curvature.ravel()
     item = judgments.items.ravel()
     annotator = np.repeat(judgments.annotators, judgments.tuple_size)
-    keys, group = np.unique(annotator * np.int64(n) + item, return_inverse=True)
-    group = group.reshape(-1)
+    annotators = int(annotator.max()) + 1 if annotator.size else 1
+    keys, group = factorize(annotator * np.int64(n) + item, annotators * n)
     group_item = keys % n
     count = np.bincount(group).astype(float)
     g_sum, g_squares = np.bincount(group, g), np.bincount(group, g * g)

@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from bws.core import bootstrap, intervals, scoring
+from bws.core import bootstrap, choice_models, intervals, scoring
 from bws.core.choice_models import MaxDiffModel, sample_maxdiff
 from bws.core.design import balanced_tuples
 from bws.core.judgments import Judgments
@@ -212,3 +212,20 @@ def test_calibrated_plackett_luce_at_scale_takes_few_passes_over_the_judgments(m
     monkeypatch.undo()
     assert scores.converged and np.isfinite(found.low).all()
     assert passes["rows"] + passes["products"] <= 200, passes
+
+
+@pytest.mark.parametrize(
+    "size, count",
+    [(1, 3), (10, 50), (5_000, 1_000), (10**9, 20_000), (10**12, 5_000)],
+)
+def test_grouping_by_table_or_by_sort_is_numpys_unique(size, count, monkeypatch):
+    """The grouping the fits and the annotators' spread use: the same as np.unique with
+    its inverse, whether the keys are few enough for a table or sorted."""
+    keys = np.random.default_rng(size % 97).integers(0, size, count)
+    expected, inverse = np.unique(keys, return_inverse=True)
+    for dense in (choice_models.DENSE_KEYS, 0):
+        monkeypatch.setattr(choice_models, "DENSE_KEYS", dense)
+        found, found_inverse = choice_models.factorize(keys, size)
+        assert np.array_equal(found, expected)
+        assert np.array_equal(found_inverse, inverse.ravel())
+    assert choice_models.factorize(np.zeros(0, np.int64), 5)[0].size == 0
