@@ -6,28 +6,24 @@ and the intervals still cover."""
 import numpy as np
 import pytest
 
-from benchmarks.coverage import simulate, target
+from benchmarks.coverage import simulate
 from bws.core import spread_bias
 from bws.core.choice_models import sample_maxdiff
 from bws.core.intervals import calibrated
 from bws.core.judgments import Judgments
 from bws.core.scoring import fit
+from bws.tests.test_prior_bias import figures as prior_figures
 
 
 def study(rep, appearances=24, utilities="t3", n_items=250):
     return simulate(n_items, appearances, 1, 0.0, 7919 * rep + 1, utilities)
 
 
-def figures(method, reps, **kwargs):
-    """Mean calibration slope (truth on estimate) and coverage over ``reps`` studies."""
-    slopes, cover = [], []
-    for rep in range(reps):
-        judgments, truth, tuples, own = study(rep, **kwargs)
-        goal = target(method, truth, tuples, own)
-        scores, found = calibrated(judgments, method)
-        slopes.append(np.polyfit(scores.scores, goal, 1)[0])
-        cover.append(np.mean((found.low <= goal) & (goal <= found.high)))
-    return float(np.mean(slopes)), float(np.mean(cover))
+def figures(method, reps):
+    """Mean calibration slope (truth on estimate) and coverage over ``reps`` studies with
+    heavy-tailed utilities at 24 appearances."""
+    slope, cover, _ = prior_figures(method, reps, appearances=24, utilities="t3")
+    return slope, cover
 
 
 @pytest.mark.parametrize("method", ["plackett_luce", "bradley_terry"])
