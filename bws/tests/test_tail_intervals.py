@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bws.core import tail_intervals
 from bws.core.intervals import calibrated
 from bws.core.tail_intervals import tail_weight
 
@@ -70,3 +71,38 @@ def test_counting_intervals_are_left_alone():
     _, plain = calibrated(judgments, "counting", tails=False)
     np.testing.assert_array_equal(moved.low, plain.low)
     np.testing.assert_array_equal(moved.high, plain.high)
+
+
+def test_plackett_luces_corrected_intervals_bring_their_inner_end_in(monkeypatch):
+    """At 4 appearances (the prior corrected by simulation) Plackett-Luce's inner ends come
+    in by INNER_SHARE of the outer ends' shift, never past the estimate, which takes the
+    coverage of all items from above the band (0.969-0.973) into it; Bradley-Terry's stay."""
+    judgments, *_ = simulate(250, 4, 1, 0.0, 11)
+    scores, trimmed = calibrated(judgments, "plackett_luce")
+    _, plain = calibrated(judgments, "plackett_luce", tails=False)
+    u = scores.scores
+    up, down = u > 0, u < 0
+    outer = np.where(up, trimmed.high - plain.high, plain.low - trimmed.low)
+    inner = np.where(up, trimmed.low - plain.low, plain.high - trimmed.high)
+    share = tail_intervals.INNER_SHARE["plackett_luce"]
+    expected = np.where(up, np.minimum(plain.low + share * outer, u) - plain.low, 0.0)
+    expected = np.where(down, plain.high - np.maximum(plain.high - share * outer, u), expected)
+    np.testing.assert_allclose(inner, expected, atol=1e-12)
+    assert np.all(inner[up | down] > 0) and np.all(trimmed.low <= u) and np.all(u <= trimmed.high)
+    _, bt = calibrated(judgments, "bradley_terry")
+    bt_scores, bt_plain = calibrated(judgments, "bradley_terry", tails=False)
+    positive = bt_scores.scores > 0
+    np.testing.assert_allclose(bt.low[positive], bt_plain.low[positive])
+
+    def coverage():
+        inside = []
+        for rep in range(20):
+            study, truth, tuples, _ = simulate(250, 4, 1, 0.0, 7919 * rep + 1)
+            found = calibrated(study, "plackett_luce")[1]
+            inside.append((found.low <= truth) & (truth <= found.high))
+        return float(np.mean(inside))
+
+    now = coverage()
+    monkeypatch.setitem(tail_intervals.INNER_SHARE, "plackett_luce", 0.0)
+    before = coverage()
+    assert 0.93 <= now <= 0.97 and before > 0.97 and before - now > 0.005, (before, now)
