@@ -1,29 +1,33 @@
-"""The spread of well-measured scores corrected by simulation (a parametric bootstrap of
-the calibration slope).
+"""The spread of well-measured scores corrected by simulation (a parametric bootstrap of the
+calibration slope).
 
-From about 12 judgments per item on, the model fits' scores come out too close together:
-the calibration slope of the truth on the estimates is 1.04-1.07 with normal utilities and
-1.09-1.12 with heavy-tailed (t3) ones at 16-24 appearances (benchmarks/RESULTS.md, "Interval
-coverage"), where a slope of 1 means that an item scored 1 above another is, on average,
-1 above it in truth. Two things shrink them: the empirical-Bayes estimate of the prior's
-variance reads low once the data are informative, and the normal prior pulls the extreme
-items of a heavy-tailed spread in further than the middle ones (an item best in every tuple
-cannot say how far out it lies). Neither is in the scores themselves, but both can be
-measured: simulate best-worst judgments on the study's own tuples from utilities shaped like
-the study's nearly unpenalised Plackett-Luce fit (which keeps the extreme items out where
-their judgments put them) and with the variance of the fitted prior, score them as the
-study was scored (the same estimate of the prior, the same fit), and take the slope of the
-simulated utilities (for Bradley-Terry: of the values the design has under them) on the
-simulated scores. The study's scores are then stretched about their mean by that slope,
-and each interval moved with its score (its width kept).
+From about 12 judgments per item on, the model fits' scores come out too close together: the
+calibration slope of the truth on the estimates was up to 1.03-1.07 with normal utilities
+and 1.08-1.12 with heavy-tailed (t3) ones at 16-24 appearances (benchmarks/ RESULTS.md,
+"Interval coverage"), where a slope of 1 means that an item scored 1 above another is, on
+average, 1 above it in truth. Two things shrink them: the empirical-Bayes estimate of the
+prior's variance reads low once the data are informative, and the normal prior pulls the
+extreme items of a heavy-tailed spread in further than the middle ones (an item best in
+every tuple cannot say how far out it lies). Neither is in the scores themselves, but both
+can be measured: simulate best-worst judgments on the study's own tuples from utilities
+shaped like the study's nearly unpenalised Plackett-Luce fit (which keeps the extreme items
+out where their judgments put them) and with the variance of the fitted prior, score them as
+the study was scored (the same estimate of the prior, the same fit), and take the slope of
+the simulated utilities (for Bradley-Terry: of the values the design has under them) on the
+simulated scores. The study's scores are then stretched about their mean by that slope, and
+each interval moved with its score (its width kept).
 
-Measured (250 items, T = 4, one judgment per tuple, 20 studies a cell, benchmarks/coverage.py
---deciles): see RESULTS.md. Below CORRECT_FROM_JUDGMENTS judgments per item the slope is in
-the band already (0.96-1.03 at 4-8, with bws/core/prior_bias.py's correction at 4) and the
-simulation would move it out (at 8: 0.94-0.96). Not made for adaptive designs or few
-items, whose priors are found otherwise; with annotators fitted with their own sensitivities
-the simulated choices follow those sensitivities. The simulations are seeded from the
-data: the same judgments give the same scores.
+Measured (250 items, T = 4, one judgment per tuple, 20 studies a cell,
+benchmarks/coverage.py --deciles): 0.979-1.035 at 16-24 appearances, normal and t3, coverage
+0.943-0.959; at 12, 0.956-0.994. Below CORRECT_FROM_JUDGMENTS judgments per item the slope
+is in the band already (0.96-1.00 at 4-8, with bws/core/prior_bias.py's correction at 4) and
+the simulation would move it out (at 8, normal utilities: 0.94 in a prototype of 10
+studies). Not made for adaptive designs or fewer than 40 items, whose priors are found
+otherwise, nor for Bradley-Terry's fit of annotators with their own sensitivities (its
+values are not the simulated utilities: stretched, it covered 0.931-0.944 with random
+clickers); Plackett- Luce's is made with the simulated choices following those
+sensitivities. The simulations are seeded from the data: the same judgments give the same
+scores.
 """
 
 from __future__ import annotations
