@@ -3,7 +3,7 @@ calibration slope).
 
 From about 12 judgments per item on, the model fits' scores come out too close together: the
 calibration slope of the truth on the estimates was up to 1.03-1.07 with normal utilities
-and 1.08-1.12 with heavy-tailed (t3) ones at 16-24 appearances (benchmarks/ RESULTS.md,
+and 1.08-1.12 with heavy-tailed (t3) ones at 16-24 appearances (benchmarks/RESULTS.md,
 "Interval coverage"), where a slope of 1 means that an item scored 1 above another is, on
 average, 1 above it in truth. Two things shrink them: the empirical-Bayes estimate of the
 prior's variance reads low once the data are informative, and the normal prior pulls the
@@ -25,7 +25,7 @@ the simulation would move it out (at 8, normal utilities: 0.94 in a prototype of
 studies). Not made for adaptive designs or fewer than 40 items, whose priors are found
 otherwise, nor for Bradley-Terry's fit of annotators with their own sensitivities (its
 values are not the simulated utilities: stretched, it covered 0.931-0.944 with random
-clickers); Plackett- Luce's is made with the simulated choices following those
+clickers); Plackett-Luce's is made with the simulated choices following those
 sensitivities. The simulations are seeded from the data: the same judgments give the same
 scores.
 """
