@@ -106,3 +106,19 @@ def test_plackett_luces_corrected_intervals_bring_their_inner_end_in(monkeypatch
     monkeypatch.setitem(tail_intervals.INNER_SHARE, "plackett_luce", 0.0)
     before = coverage()
     assert 0.93 <= now <= 0.97 and before > 0.97 and before - now > 0.005, (before, now)
+
+
+def test_from_six_judgments_per_item_every_outer_end_moves():
+    """A heavy-tailed study at 8 appearances whose median shrinkage is below the gate
+    (MIN_KEEP, meant for the too-large prior of about 4 uncorrected judgments per item):
+    its outer ends move all the same; an adaptive design's stay gated."""
+    judgments, *_ = simulate(250, 8, 1, 0.0, 7919 * 2 + 1, "t3")
+    scores, moved = calibrated(judgments, "plackett_luce")
+    _, plain = calibrated(judgments, "plackett_luce", tails=False)
+    keep = 1.0 - plain.std**2 / (plain.prior_variance * plain.scale**2)
+    assert tail_weight(np.clip(keep, 0.05, 1.0)) == 0.0  # the gate alone would move nothing
+    up = scores.scores > 0
+    assert np.all(moved.high[up] > plain.high[up])
+    _, adaptive = calibrated(judgments, "plackett_luce", adaptive=True)
+    _, adaptive_plain = calibrated(judgments, "plackett_luce", adaptive=True, tails=False)
+    np.testing.assert_allclose(adaptive.high, adaptive_plain.high)
