@@ -19,17 +19,18 @@ the extreme tenths already covered 0.90-0.94 with normal utilities and moving th
 the coverage of all items above 0.97. Corrected (bws/core/prior_bias.py; not for adaptive
 designs) the estimates shrink as much as the truth asks, the extreme tenths fell to
 0.77-0.86 with the ends left, and with them moved they cover 0.91-0.96 (t3: 0.86-0.90).
-From INFORMED_JUDGMENTS judgments per item the gate is not consulted for balanced designs of
-40 items or more: the prior is no longer too large there, and with heavy-tailed utilities at
-8 appearances it shut in 2 of 5 studies, leaving the extreme tenths at 0.894-0.916 (moved
-in every study: 0.908-0.930, all items 0.958-0.966).
-Plackett-Luce's corrected intervals covered 0.969-0.973 of all items then (the middle eight
+Corrected, Plackett-Luce's intervals covered 0.969-0.973 of all items (the middle eight
 tenths 0.982-0.988: its intervals of items near the middle are wide), so its inner ends
 are brought in by INNER_SHARE of the same shift (never past the estimate): the truth of a
 shrunk item lies outward of its estimate more often than inward. That took the whole to
 0.962-0.964 and left the tenths most extreme in truth as they were (0.912 / 0.952, t3 0.901
 / 0.884); the tenths most extreme in estimate came from 0.971-0.973 (t3 0.927-0.940) to
 0.952-0.956 (t3 0.896-0.921) (30 studies of 250 items at 4 appearances a cell).
+
+From INFORMED_JUDGMENTS judgments per item the gate is not consulted for balanced designs of
+40 items or more: the prior is no longer too large there, and with heavy-tailed utilities at
+8 appearances it shut in 2 of 5 studies, leaving the extreme tenths at 0.894-0.916 (moved
+in every study: 0.908-0.930, all items 0.958-0.966).
 """
 
 from __future__ import annotations
