@@ -540,8 +540,8 @@ def model_intervals(
         # Balanced designs of 40 items or more (small studies integrate their prior out,
         # adaptive designs' intervals carry their own measured coverage).
         informed = (
-            prior_variance is None
-            and not (adaptive or fixed_point or few)
+            not (adaptive or fixed_point)
+            and np.count_nonzero(scores.appearances) >= INTEGRATE_BELOW_ITEMS
             and prior_bias.judgments_per_item(judgments) >= INFORMED_JUDGMENTS
         )
         corrected = shrinkage.uncorrected is not None
