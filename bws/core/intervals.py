@@ -566,9 +566,10 @@ def _stretched(judgments, method, scores, intervals, shrinkage, weak, scale):
     if method == "plackett_luce" and weak is not None:
         prior, shape = shrinkage.prior_variance, weak.scores
     else:
-        # The simulations draw MaxDiff utilities: their variance from Plackett-Luce's
-        # prior, whose scores are on that scale.
-        prior, shape = _pooled_prior(judgments, "plackett_luce", scale=scale), None
+        # The simulations draw MaxDiff utilities: their variance and shape from
+        # Plackett-Luce's prior and weak fit, whose scores are on that scale.
+        pooled, _, plain = _shrunk(judgments, "plackett_luce", scale=scale)
+        prior, shape = pooled.prior_variance, plain.scores
     found = spread_bias.stretch(
         judgments,
         method,
@@ -605,7 +606,8 @@ def _scores_at_prior(
     return _shrunk(judgments, method, scale=scale)[1].scores
 
 
-def _shrunk(judgments, method, fixed_point=False, scale=None) -> tuple[Shrinkage, Scores]:
+def _shrunk(judgments, method, fixed_point=False, scale=None) -> tuple[Shrinkage, Scores, Scores]:
+    """The prior's estimate, the fit at it and the weakly penalised fit it started from."""
     if scale is None:
         model = model_for(method, judgments)
     else:
@@ -615,7 +617,7 @@ def _shrunk(judgments, method, fixed_point=False, scale=None) -> tuple[Shrinkage
     shrinkage, scores, _ = estimate_shrinkage(
         judgments, method, temper=temper, weak=weak, model=model, fixed_point=fixed_point
     )
-    return shrinkage, scores
+    return shrinkage, scores, weak
 
 
 def counting_intervals(

@@ -38,11 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bws.core import prior_bias
-from bws.core.choice_models import model_for
 from bws.core.judgments import Judgments
-from bws.core.newton import fit_model
-from bws.core.scaled_models import scaled_model_for
-from bws.core.scores import item_counts
 from bws.core.scoring import fit
 
 # Judgments per shown item from which the spread is corrected (measured at 16 and 24; at 8
@@ -54,8 +50,6 @@ SIMULATED_ITEMS = 1000
 MAX_SIMULATIONS = 4
 # The stretch is kept within these bounds (it came out 0.97-1.10 in every cell measured).
 LIMITS = (0.8, 1.25)
-# The penalty of the shape's fit: nearly none, so that the extreme items keep their place.
-SHAPE_ALPHA = 0.01
 
 
 @dataclass(frozen=True)
@@ -104,24 +98,20 @@ def stretch(
     method: str,
     prior_variance: float,
     score: Callable[[Judgments], np.ndarray],
+    shape: np.ndarray,
     *,
-    shape: np.ndarray | None = None,
     scale: np.ndarray | None = None,
 ) -> Stretch:
     """The factor by which the study's scores should be stretched about their mean.
 
     ``prior_variance``: the fitted prior's variance of the utilities (MaxDiff scale);
     ``score``: the study's scoring (its prior estimated and its fit), run on simulated
-    studies; ``shape``: the nearly unpenalised Plackett-Luce fit, if already made;
-    ``scale``: per judgment, its annotator's sensitivity (the simulated choices follow it)."""
+    studies; ``shape``: its nearly unpenalised Plackett-Luce fit (penalty 0.01, the
+    intervals' weak fit, which keeps the extreme items out where their judgments put
+    them); ``scale``: per judgment, its annotator's sensitivity (the simulated choices
+    follow it)."""
     counts = np.bincount(judgments.items.ravel(), minlength=judgments.n_items)
     shown = counts > 0
-    if shape is None:
-        if scale is None:
-            model = model_for("plackett_luce", judgments)
-        else:
-            model = scaled_model_for("plackett_luce", judgments, scale)
-        shape = fit_model(model, item_counts(judgments), alpha=SHAPE_ALPHA).scores
     shape = np.where(shown, shape - shape[shown].mean(), 0.0)
     spread = float(shape[shown].var())
     if spread <= 0 or prior_variance <= 0:
