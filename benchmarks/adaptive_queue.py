@@ -4,8 +4,10 @@
         [--targets top_k threshold reference comparisons] [--db annolab_adaptive_bench]
 
 What ``benchmarks/adaptive_targets.py`` measures on the numeric core, here end to end: per
-target and seed a project is imported with an ``adaptive`` block aimed at it (a balanced
-start of one appearance per item, at most 32 appearances, Plackett-Luce), and 20
+target and seed a project is imported with an ``adaptive`` block that names the target and
+nothing else, so that it runs with the sizes the platform gives a narrow target (a balanced
+start of one appearance per item, at most 32 appearances, batches of n / 32 tuples or n / 64
+for a threshold score, bws.configuration.adaptive.MEASURED; Plackett-Luce), and 20
 simulated annotators take units through ``annotation.queue.next_unit`` and answer through
 ``annotation.answers.submit_answers`` (MaxDiff judgments of the true utilities, normal with
 sd 1). The queue orders each batch when the open tuples run low; the batch task (run in
@@ -51,7 +53,6 @@ from benchmarks.adaptive_targets import FINAL, accuracy, balanced, make_target  
 from benchmarks.queue_setup import base_env, recreate_database  # noqa: E402
 
 ANNOTATORS = 20
-MAX_APPEARANCES = 32
 MEMORY_LIMIT = 6 * 1024**3
 CONFIG = """\
 task_name: adaptive queue benchmark
@@ -64,10 +65,6 @@ annotation_schemes:
     tuple_generation:
       seed: {seed}
       adaptive:
-        initial_appearances: 1
-        batch_tuples: {batch}
-        max_appearances: {bound}
-        ready_margin: {margin}
 {target}
     scoring:
       method: plackett_luce
@@ -108,12 +105,9 @@ def write_study(folder: Path, truth: np.ndarray, target, seed: int) -> Path:
     with (folder / "items.jsonl").open("w") as out:
         for i, key in enumerate(ids):
             out.write(json.dumps({"id": key, "text": f"item {i}"}) + "\n")
-    # a threshold's batches of n / 64 tuples (RESULTS.md), the others' of n / 32
-    batch = max(4, truth.size // (64 if target.kind == "threshold" else 32))
-    config = CONFIG.format(
-        seed=seed, batch=batch, bound=MAX_APPEARANCES, margin=max(2, batch // 4),
-        target=target_lines(target, ids),
-    )  # fmt: skip
+    # the sizes left out: the platform's measured ones for the target (a start of one
+    # appearance, at most 32, batches of n / 32 tuples or n / 64 for a threshold score)
+    config = CONFIG.format(seed=seed, target=target_lines(target, ids))
     (folder / "config.yaml").write_text(config)
     return folder / "config.yaml"
 
@@ -164,12 +158,13 @@ def run_study(project, truth_by_id: dict, target, goal: float, rng) -> dict:
         if accuracy(target, report, truth) >= goal:
             reached = answered
             break
+    bound = adaptive.adaptive_settings(project).max_appearances  # 32, as measured
     for batch in TupleBatch.objects.filter(project=project, number__gt=0):
         state = adaptive.design_state(project, before=batch.number)
         stored = batch.tuples.order_by("position").values_list("unit__item_indices", flat=True)
         rows = np.asarray(list(stored), dtype=np.int64).reshape(-1, 4)
         exempt = targets.exempt_items(target)
-        problems += len(core.batch_problems(rows, state, max_appearances=32, exempt=exempt))
+        problems += len(core.batch_problems(rows, state, max_appearances=bound, exempt=exempt))
     return {
         "share": None if reached is None else reached * 4 / (n * FINAL),
         "answered": answered,

@@ -21,9 +21,14 @@ def bws_scheme_names(project: Project) -> list[str]:
 
 
 def adaptive_settings(project: Project) -> AdaptiveSettings | None:
-    """The project's adaptive block, or None when its design is balanced only."""
+    """The project's adaptive block, or None when its design is balanced only. Its batch
+    and margin were sized for the items at import (AdaptiveSettings.sized); a stored block
+    without them is sized here."""
     bws = project.settings.bws
-    return None if bws is None else bws.adaptive
+    adaptive = None if bws is None else bws.adaptive
+    if adaptive is not None and (adaptive.batch_tuples is None or adaptive.ready_margin is None):
+        adaptive = adaptive.sized(Item.objects.filter(project=project).count())
+    return adaptive
 
 
 def _scored_answers(project: Project, scheme: str) -> QuerySet[Annotation]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
+from bws.configuration.adaptive import AdaptiveSettings
 from bws.core import design
 from bws.core.groups import item_groups
 from bws.filemode import write_tuple_file
@@ -42,6 +43,26 @@ def design_for(n_items: int, bws, seed: int) -> tuple[np.ndarray, list[str]]:
     )
 
 
+def store_sized_adaptive(project, adaptive: AdaptiveSettings, n_items: int) -> None:
+    """The adaptive batch and margin a config left out, set for the project's items and
+    stored with its settings (AdaptiveSettings.sized); a margin given above the batch so
+    set is refused."""
+    sized = adaptive.sized(n_items)
+    if adaptive.ready_margin is not None and adaptive.batch_tuples is None:
+        if sized.ready_margin > sized.batch_tuples:
+            raise design.DesignError(
+                f"tuple_generation.adaptive.ready_margin: {sized.ready_margin} is above the "
+                f"batch of {sized.batch_tuples} tuples this target takes for {n_items} items "
+                "when batch_tuples is left out; give batch_tuples too, or a smaller margin"
+            )
+    if sized == adaptive:
+        return
+    stored = dict(project.config)
+    stored["bws"] = {**stored["bws"], "adaptive": sized.model_dump(mode="json")}
+    project.config = stored
+    project.save(update_fields=["config"])
+
+
 def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances) -> TupleBuild:
     """Design and store the project's tuples: from the whole pool, or within each instance
     (pre-generated tuples used as they are). Called once, inside the project's import."""
@@ -66,6 +87,7 @@ def build_tuples(*, project, config: ProjectConfig, data: LoadedData, instances)
                 f"tuple_generation.adaptive.k: the top {int(k)} of {len(index_of)} items is "
                 "every item; give fewer, or a share below 1"
             )
+        store_sized_adaptive(project, bws.adaptive, len(index_of))
     rows: list[tuple[int | None, list[str]]] = []
     notes: list[str] = []
     if not bws.items_key and bws.group_key:

@@ -5,11 +5,11 @@ start, each further batch of tuples is designed from the current fit, where it t
     tuple_generation:
       adaptive:
         strategy: adaptive        # or iterative (rounds within buckets of similar items)
-        initial_appearances: 4    # per item, from the balanced design (batch 0)
-        batch_tuples: 200         # tuples per further batch
-        max_appearances: 16       # per item, every batch included (a threshold's
+        initial_appearances: 1    # per item, from the balanced design (batch 0)
+        batch_tuples: 32          # tuples per further batch
+        max_appearances: 32       # per item, every batch included (a threshold's
                                   # reference item and compared items excepted)
-        ready_margin: 50          # design the next batch when fewer tuples than this are open
+        ready_margin: 8           # design the next batch when fewer tuples than this are open
         target: top_k             # what the batches aim at: ranking (the whole order, the
                                   # default), top_k, threshold or comparisons
         k: 0.1                    # top_k: how many (a count, or a share of the items below 1)
@@ -17,7 +17,10 @@ start, each further batch of tuples is designed from the current fit, where it t
         # reference: item_017     #   above this item
         # comparisons: [[a, b], [c, d]]   # comparisons: the pairs of items whose order matters
 
-Absent: no adaptive design (the balanced design is the whole tuple set). With it,
+Absent: no adaptive design (the balanced design is the whole tuple set). The four sizes are
+optional: left out, each is what the benchmarks measured for the block's target (MEASURED;
+benchmarks/RESULTS.md, "Adaptive designs"), the batch as a share of the items, set when the
+project is imported and its items counted (``AdaptiveSettings.sized``). With it,
 tuples_per_item is not used: the balanced start has initial_appearances. The iterative
 strategy designs rounds rather than batches of batch_tuples: each round shows every item
 still below max_appearances once, within buckets of similar score (doubling each round).
@@ -27,10 +30,18 @@ strategy (bws.core.targets); its item ids are checked against the data at import
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Strict,
+    ValidationInfo,
+    model_validator,
+)
 
 from projects.configuration.fields import (
     Block,
@@ -39,6 +50,7 @@ from projects.configuration.fields import (
     choice,
     detail,
     limited,
+    limits_of,
     problem,
     reraise,
 )
@@ -94,19 +106,65 @@ Pairs = Annotated[
 ]  # noqa: E501
 
 DEFAULT_STRATEGY = AdaptiveStrategy.ADAPTIVE
+# Stored forms from before the sizes followed the target (every key was stored then).
 DEFAULT_INITIAL_APPEARANCES = 4
 DEFAULT_BATCH_TUPLES = 200
 DEFAULT_MAX_APPEARANCES = 16
 DEFAULT_READY_MARGIN = 50
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The sizes a target's design was measured with: the balanced start and the bound
+    (appearances per item), and a batch of n_items // batch_divisor tuples."""
+
+    initial_appearances: int
+    max_appearances: int
+    batch_divisor: int
+
+
+# What a block leaves out (benchmarks/adaptive.py and benchmarks/adaptive_targets.py): the
+# whole ranking from 2 balanced appearances in batches of half an appearance per item; a
+# narrow target from 1 (a start of 4 spends half the balanced design's judgments before the
+# first batch) with at most 32, in batches of 1/8 appearance per item, a threshold score in
+# batches of 1/16 (42-51% of the balanced design's judgments, against 41-54% with 1/8).
+MEASURED = {
+    AdaptiveTarget.RANKING: Measured(2, 16, 8),
+    AdaptiveTarget.TOP_K: Measured(1, 32, 32),
+    AdaptiveTarget.THRESHOLD: Measured(1, 32, 64),
+    "reference": Measured(1, 32, 32),
+    AdaptiveTarget.COMPARISONS: Measured(1, 32, 32),
+}
+MIN_BATCH_TUPLES = 4
+# The next batch is designed when a quarter of a batch is left open (at least 2 tuples), as
+# measured through the queue (benchmarks/adaptive_queue.py): designed sooner, a batch would
+# come from a fit that has not seen the answers to the one before.
+MARGIN_DIVISOR = 4
+MIN_READY_MARGIN = 2
+
+
+def measured(target, strategy=None, *, reference: bool = False) -> Measured:
+    """The sizes measured for ``target`` (iterative rounds: the whole ranking's); anything
+    that is not a known target reads as the whole ranking (its own check names it)."""
+    if strategy == AdaptiveStrategy.ITERATIVE:
+        return MEASURED[AdaptiveTarget.RANKING]
+    if target == AdaptiveTarget.THRESHOLD and reference:
+        return MEASURED["reference"]
+    try:
+        return MEASURED[AdaptiveTarget(target)]
+    except ValueError:
+        return MEASURED[AdaptiveTarget.RANKING]
+
+
 MAX_BATCH_TUPLES = 100_000
 
 
 class AdaptiveBlock(Block):
     strategy: choice(AdaptiveStrategy) = DEFAULT_STRATEGY
     initial_appearances: limited("appearances") = DEFAULT_INITIAL_APPEARANCES
-    batch_tuples: between(1, MAX_BATCH_TUPLES) = DEFAULT_BATCH_TUPLES
+    batch_tuples: between(1, MAX_BATCH_TUPLES) | None = None  # None: sized at import
     max_appearances: limited("appearances") = DEFAULT_MAX_APPEARANCES
-    ready_margin: between(0, MAX_BATCH_TUPLES) = DEFAULT_READY_MARGIN
+    ready_margin: between(0, MAX_BATCH_TUPLES) | None = None  # None: sized at import
     target: choice(AdaptiveTarget) = AdaptiveTarget.RANKING
     k: Share | None = None
     threshold: Score | None = None
@@ -121,6 +179,28 @@ class AdaptiveBlock(Block):
         "enabled": ("is not a key: the block's presence turns the design on", "strategy"),
     }
 
+    @model_validator(mode="before")
+    @classmethod
+    def _measured_sizes(cls, data, info: ValidationInfo):
+        """The start and the bound a block leaves out, as measured for its target (within
+        the deployment's limit of appearances); a bound left out stays above a start given."""
+        if not isinstance(data, dict):
+            return data
+        sizes = measured(
+            data.get("target") or AdaptiveTarget.RANKING,
+            data.get("strategy"),
+            reference=data.get("reference") is not None,
+        )
+        limit = limits_of(info).appearances
+        filled = dict(data)
+        if filled.get("initial_appearances") is None:
+            filled["initial_appearances"] = min(sizes.initial_appearances, limit)
+        if filled.get("max_appearances") is None:
+            start = filled["initial_appearances"]
+            room = 2 * start if isinstance(start, int) and not isinstance(start, bool) else 0
+            filled["max_appearances"] = min(max(sizes.max_appearances, room), limit)
+        return filled
+
     @model_validator(mode="after")
     def _bounds_agree(self) -> AdaptiveBlock:
         details = []
@@ -133,7 +213,8 @@ class AdaptiveBlock(Block):
                     "appearances",
                 )
             )
-        if self.ready_margin > self.batch_tuples:
+        given = self.ready_margin is not None and self.batch_tuples is not None
+        if given and self.ready_margin > self.batch_tuples:
             details.append(
                 detail(
                     ("ready_margin",),
@@ -202,14 +283,28 @@ class AdaptiveSettings(BaseModel):
 
     strategy: AdaptiveStrategy = DEFAULT_STRATEGY
     initial_appearances: int = DEFAULT_INITIAL_APPEARANCES
-    batch_tuples: int = DEFAULT_BATCH_TUPLES
+    # None until the project is imported (``sized``): then a share of its items.
+    batch_tuples: int | None = DEFAULT_BATCH_TUPLES
     max_appearances: int = DEFAULT_MAX_APPEARANCES
-    ready_margin: int = DEFAULT_READY_MARGIN
+    ready_margin: int | None = DEFAULT_READY_MARGIN
     target: AdaptiveTarget = AdaptiveTarget.RANKING
     k: float | None = None
     threshold: float | None = None
     reference: str | None = None
     comparisons: list[tuple[str, str]] | None = None
+
+    def sized(self, n_items: int) -> AdaptiveSettings:
+        """The settings with the batch and the margin the block left out set for a pool
+        of ``n_items``: n_items // the target's batch divisor tuples (at least
+        MIN_BATCH_TUPLES), designed when a quarter of a batch is left open."""
+        sizes = measured(self.target, self.strategy, reference=self.reference is not None)
+        batch = self.batch_tuples
+        if batch is None:
+            batch = min(max(MIN_BATCH_TUPLES, n_items // sizes.batch_divisor), MAX_BATCH_TUPLES)
+        margin = self.ready_margin
+        if margin is None:
+            margin = min(max(MIN_READY_MARGIN, batch // MARGIN_DIVISOR), batch)
+        return self.model_copy(update={"batch_tuples": batch, "ready_margin": margin})
 
     def item_ids(self) -> list[str]:
         """The item ids the target names (checked against the data at import)."""

@@ -19,8 +19,9 @@ from bws.core.design import design_summary
 from bws.models import BwsTuple, ScoreRun, TupleBatch
 from config.celery import app as celery_app
 from projects.configuration import ConfigError, load_config
-from projects.models import Membership, Unit
-from projects.services import import_project, project_folder
+from projects.limits import Limits
+from projects.models import Membership, Project, Unit
+from projects.services import ProjectImportError, import_project, project_folder
 from projects.tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -119,13 +120,15 @@ def all_rows(project):
     return np.asarray(list(rows), dtype=np.int64)
 
 
-def run_study(project, django_capture_on_commit_callbacks, *, annotators=3, limit=2000):
-    """Annotators take turns through the queue until it is empty; returns the open tuples
-    seen at each request and how many answers were given."""
+def run_study(project, django_capture_on_commit_callbacks, *, annotators=3, limit=2000, stop=None):
+    """Annotators take turns through the queue until it is empty (or ``stop`` answers are
+    given); returns how many answers were given."""
     rng = np.random.default_rng(11)
     users = [UserFactory(username=f"a{n}") for n in range(annotators)]
     given = 0
     while given < limit:
+        if given == stop:
+            return given
         user = users[given % annotators]
         # a hand-out may order a batch too, whose file is written once it commits
         with django_capture_on_commit_callbacks(execute=True):
@@ -151,6 +154,75 @@ def test_adaptive_block_is_off_by_default_and_read_when_given(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "lines, start, bound",
+    [
+        ("strategy: adaptive", 2, 16),
+        ("strategy: iterative", 2, 16),
+        ("target: top_k\n        k: 0.1", 1, 32),
+        ("target: threshold\n        threshold: 0.5", 1, 32),
+        ("target: threshold\n        reference: i05", 1, 32),
+        ("target: comparisons\n        comparisons: [[i01, i02]]", 1, 32),
+        ("target: top_k\n        k: 0.1\n        initial_appearances: 20", 20, 40),
+    ],
+)
+def test_sizes_left_out_are_the_ones_measured_for_the_target(tmp_path, lines, start, bound):
+    """A narrow target left with the old start of 4 spent half the balanced design's
+    judgments before its first batch; left out, each size is what was measured."""
+    config, _ = write_study(tmp_path / "s", adaptive_block=f"      adaptive:\n        {lines}\n")
+    block = load_config(config).bws.adaptive
+    assert (block.initial_appearances, block.max_appearances) == (start, bound)
+    assert (block.batch_tuples, block.ready_margin) == (None, None)  # sized at import
+
+
+def test_a_lower_limit_of_appearances_bounds_the_measured_sizes(tmp_path, settings):
+    settings.DESIGN_MAX_APPEARANCES = 10
+    block = "      adaptive:\n        target: top_k\n        k: 0.1\n"
+    config, _ = write_study(tmp_path / "s", adaptive_block=block)
+    limits = Limits.from_settings(settings)
+    assert load_config(config, limits=limits).bws.adaptive.max_appearances == 10
+
+
+@pytest.mark.parametrize(
+    "lines, n_items, batch, margin",
+    [
+        ("target: threshold\n        threshold: 0.5", 1280, 20, 5),  # n / 64
+        ("target: top_k\n        k: 0.1", 1280, 40, 10),  # n / 32
+        ("target: threshold\n        reference: i05", 1280, 40, 10),
+        ("strategy: adaptive", 1280, 160, 40),  # the whole ranking: n / 8
+        ("target: top_k\n        k: 0.1", 40, 4, 2),  # at least 4 tuples, 2 open
+        ("target: top_k\n        k: 0.1\n        batch_tuples: 30", 1280, 30, 7),
+        ("target: top_k\n        k: 0.1\n        ready_margin: 3", 1280, 40, 3),
+    ],
+)
+def test_the_batch_left_out_is_sized_for_the_items_at_import(
+    tmp_path, settings, lines, n_items, batch, margin
+):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    block = f"      adaptive:\n        {lines}\n"
+    config, _ = write_study(tmp_path / "s", adaptive_block=block, n_items=n_items)
+    project = import_project(config_path=config, slug="sized").project
+    stored = selectors.adaptive_settings(project)
+    assert (stored.batch_tuples, stored.ready_margin) == (batch, margin)
+    project.refresh_from_db()  # stored with the project, not worked out on each answer
+    assert project.config["bws"]["adaptive"]["batch_tuples"] == batch
+    assert project.config["bws"]["adaptive"]["ready_margin"] == margin
+    assert (
+        BwsTuple.objects.filter(project=project).count()
+        == n_items * (stored.initial_appearances) // SIZE
+    )
+
+
+def test_a_margin_above_the_batch_sized_at_import_is_refused(tmp_path, settings):
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    block = "      adaptive:\n        target: top_k\n        k: 0.1\n        ready_margin: 50\n"
+    config, _ = write_study(tmp_path / "s", adaptive_block=block, n_items=400)
+    with pytest.raises(ProjectImportError) as error:
+        import_project(config_path=config, slug="margin")
+    assert "ready_margin: 50 is above the batch of 12 tuples" in str(error.value)
+    assert not Project.objects.filter(slug="margin").exists()
+
+
+@pytest.mark.parametrize(
     "block, message",
     [
         ("strategi: adaptive", "adaptive.strategi: unknown key; did you mean 'strategy'?"),
@@ -160,7 +232,10 @@ def test_adaptive_block_is_off_by_default_and_read_when_given(tmp_path):
             "initial_appearances: 8\n        max_appearances: 8",
             "max_appearances: must be above initial_appearances (8), got 8",
         ),
-        ("ready_margin: 500", "ready_margin: must be at most batch_tuples (200), got 500"),
+        (
+            "ready_margin: 500\n        batch_tuples: 200",
+            "ready_margin: must be at most batch_tuples (200), got 500",
+        ),
         ("max_appearances: 1000", "1000 is above the limit of 100 (DESIGN_MAX_APPEARANCES)"),
     ],
 )

@@ -141,6 +141,30 @@ def test_every_target_runs_through_the_queue_keeping_the_design_rules(
         assert (first == reference).any(axis=1).mean() >= 0.5  # 1 in 8 if once a batch
 
 
+def test_a_target_given_alone_runs_with_the_measured_sizes(
+    tmp_path, settings, django_capture_on_commit_callbacks
+):
+    """Only the target in the block: a start of one appearance, batches of n / 64 tuples
+    for a threshold score (at least 4) designed when a quarter is left open, up to 32
+    appearances, every batch keeping the design rules."""
+    settings.PROJECT_FILES_ROOT = tmp_path / "projects"
+    block = "      adaptive:\n" + TARGETS["threshold"]
+    config, truth = write_study(tmp_path / "alone", adaptive_block=block, n_items=320)
+    project = import_project(config_path=config, slug="alone").project
+    project.truth = truth
+    assert TupleBatch.objects.get(project=project, number=0).n_tuples == 80  # 1 appearance
+    answers = run_study(project, django_capture_on_commit_callbacks, stop=120)
+    assert answers == 120
+    batches = TupleBatch.objects.filter(project=project, number__gt=0).order_by("number")
+    assert batches.count() >= 6
+    # 320 // 64 tuples (a narrow target's batch holds only the items that matter to it)
+    assert max(batch.n_tuples for batch in batches) == 5
+    for batch in batches:
+        state = adaptive.design_state(project, before=batch.number)
+        assert core.batch_problems(stored_rows(batch), state, max_appearances=32) == []
+    assert 0 < adaptive.open_tuples(project) <= 5 + 1  # the next batch came at 1 open
+
+
 def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_right(
     client, tmp_path, settings, django_capture_on_commit_callbacks
 ):
