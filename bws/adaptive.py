@@ -276,6 +276,7 @@ def design_status(project: Project) -> dict | None:
         "n_tuples": sum(batch["n_tuples"] for batch in batches),
         "open": open_tuples(project),
         "ready_margin": adaptive.ready_margin,
+        "batch_tuples": adaptive.batch_tuples,
         "max_appearances": adaptive.max_appearances,
         "complete": design_finished(project),
     }

@@ -337,7 +337,9 @@ class DesignApi(APIView):
         summary="The adaptive design and its target's answer",
         description="For a project whose tuples come in adaptive batches: the strategy, the "
         "batches (number, strategy, tuples, the scoring run each was designed from, when), "
-        "the tuples made and still open, whether the design is complete, and the target: "
+        "the tuples made and still open, batch_tuples (a batch's size), ready_margin (a "
+        "batch is designed when fewer tuples are open) and max_appearances (per item), "
+        "whether the design is complete, and the target: "
         "kind and words; for a narrow target (top_k, threshold, comparisons) the newest "
         "scores' answer (rows of item, with other for a pair, and p: the probability that "
         "the answer is right about it; the 50 surest), precision (the expected share of "

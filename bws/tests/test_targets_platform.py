@@ -142,7 +142,7 @@ def test_every_target_runs_through_the_queue_keeping_the_design_rules(
 
 
 def test_a_target_given_alone_runs_with_the_measured_sizes(
-    tmp_path, settings, django_capture_on_commit_callbacks
+    client, tmp_path, settings, django_capture_on_commit_callbacks
 ):
     """Only the target in the block: a start of one appearance, batches of n / 64 tuples
     for a threshold score (at least 4) designed when a quarter is left open, up to 32
@@ -163,6 +163,19 @@ def test_a_target_given_alone_runs_with_the_measured_sizes(
         state = adaptive.design_state(project, before=batch.number)
         assert core.batch_problems(stored_rows(batch), state, max_appearances=32) == []
     assert 0 < adaptive.open_tuples(project) <= 5 + 1  # the next batch came at 1 open
+    # the manager reads the sizes the platform chose on the design tab and from the API
+    manager = UserFactory(username="boss")
+    Membership.objects.create(user=manager, project=project, role="manager")
+    client.force_login(manager)
+    html = client.get(reverse("bws-dashboard", args=[project.slug])).content.decode()
+    assert (
+        "The next batch of up to 5 tuples is designed from the latest scores when fewer "
+        "than 2 are open; each item appears at most 32 times." in " ".join(html.split())
+    )
+    design = client.get(f"/api/v1/projects/{project.slug}/design/").json()
+    assert (design["batch_tuples"], design["ready_margin"], design["max_appearances"]) == (
+        5, 2, 32,
+    )  # fmt: skip
 
 
 def test_the_dashboard_says_what_the_target_is_and_how_likely_its_answer_is_right(
