@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.annotation_files import EXPORT_TYPES, export_file
 from annotation.answers import SubmitRefused, submit_answers
 from annotation.models import Annotation
-from annotation.queue import next_unit
+from annotation.queue import WAIT_SECONDS, next_unit, units_coming
 from projects import selectors
 from projects.access import managed_project_or_404, visible_project_or_404
 from projects.api_errors import NOT_FOUND, error_response
@@ -67,19 +67,41 @@ class UnitOutputSerializer(serializers.Serializer):
     )
 
 
+WAIT_DETAIL = (
+    "no unit is free yet: the next ones are being chosen from the answers so far; ask "
+    "again after Retry-After seconds"
+)
+
+
+class WaitSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    retry_after = serializers.IntegerField(help_text="Seconds to wait before asking again.")
+
+
 class QueueNextApi(APIView):
-    """Reserve the next unit for the caller (200), or 204 when there is no more work."""
+    """Reserve the next unit for the caller (200), 202 when more units are on their way
+    (ask again after Retry-After seconds), or 204 when there is no more work."""
 
     @extend_schema(
         tags=["Queue"],
         operation_id="queue_next",
         summary="Reserve your next unit",
+        description="200 with the unit; 202 when none is free yet but more are on their way "
+        "(an adaptive design's next batch is being designed from the answers so far): ask "
+        "again after the Retry-After header's seconds; 204 when there is no more work for "
+        "the caller.",
         request=None,
-        responses={200: UnitOutputSerializer, 204: None},
+        responses={200: UnitOutputSerializer, 202: WaitSerializer, 204: None},
     )
     def post(self, request, slug):
         project = visible_project_or_404(request.user, slug)
         unit = next_unit(project=project, user=request.user)
+        if unit is None and units_coming(project=project, user=request.user):
+            return Response(
+                {"detail": WAIT_DETAIL, "retry_after": WAIT_SECONDS},
+                status=status.HTTP_202_ACCEPTED,
+                headers={"Retry-After": str(WAIT_SECONDS)},
+            )
         if unit is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         payload = selectors.unit_payload(project, unit, request.user)

@@ -139,6 +139,25 @@ def _ordering(strategy: str) -> list[str]:
     return ["load", "position"]
 
 
+# A person who waits for units on their way asks again after this many seconds.
+WAIT_SECONDS = 3
+
+
+def units_coming(*, project: Project, user) -> bool:
+    """After ``next_unit`` found nothing: whether more units are on their way for this
+    person (an adaptive design's next batch), so that they wait rather than being told the
+    work is over. Never for a person held back from work or at their cap."""
+    if people.withholds_work(project, user):
+        return False
+    cap = person_cap(project, user, QueuePolicy.of(project))
+    if (
+        cap is not None
+        and Assignment.objects.filter(project=project, annotator=user).count() >= cap
+    ):
+        return False
+    return events.more_units_coming(project)
+
+
 @transaction.atomic
 def next_unit(*, project: Project, user) -> Unit | None:
     """The unit this annotator works on now: their live reservation, or a new one taken

@@ -5,8 +5,9 @@ import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language, gettext
 
 from annotation import unit_page
@@ -14,7 +15,7 @@ from annotation.annotation_files import EXPORT_TYPES, export_file
 from annotation.answer_forms import submit_posted
 from annotation.answers import FinalAnswerRefused, SubmitRefused, answer_is_final
 from annotation.models import Assignment
-from annotation.queue import next_unit, person_cap
+from annotation.queue import WAIT_SECONDS, next_unit, person_cap, units_coming
 from projects import selectors as projects_selectors
 from projects.access import managed_project_or_404, visible_project_or_404
 from projects.content_policy import allow_waveform_style
@@ -172,6 +173,16 @@ def _refused_unit(request, project, unit, refused: AnswerError, held=None):
     )
 
 
+def waiting_page(request, project, again: str) -> HttpResponse:
+    """The queue is empty but units are on their way (an adaptive design's next batch):
+    "one moment", followed to ``again`` by itself (the Refresh header: no script)."""
+    response = render(
+        request, "annotation/annotate_wait.html", {"project": project, "again": again}
+    )
+    response["Refresh"] = f"{WAIT_SECONDS}; url={again}"
+    return response
+
+
 @login_required
 @allow_waveform_style
 def annotate(request, slug):
@@ -181,6 +192,8 @@ def annotate(request, slug):
     if people.training_first(project, request.user):
         return redirect("project-training", slug=slug)  # to pass first, or failed
     unit = next_unit(project=project, user=request.user)
+    if unit is None and units_coming(project=project, user=request.user):
+        return waiting_page(request, project, reverse("annotate", args=[slug]))
     if unit is None:
         progress = selectors.my_progress(project, request.user)
         completed = selectors.my_completed_units(project, request.user)[:50]

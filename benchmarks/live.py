@@ -1,7 +1,7 @@
 """Live answering with faults: fresh scores after each fault while annotators keep answering.
 
     python benchmarks/live.py [--annotators 30] [--duration 480]
-        [--faults scoring redis postgres gunicorn beat]
+        [--faults scoring redis postgres gunicorn beat] [--adaptive top_k|threshold]
 
 The production processes as platform/DEPLOY.md runs them (benchmarks/live_stack.py): nginx
 in front of gunicorn (platform/gunicorn.conf.py), the default worker, the scoring worker
@@ -27,7 +27,16 @@ answer accepted before that end (a run reads the answers as of its start), i.e. 
 cover every answer accepted before it; the target is 60 s. Totals, once the load stops and
 the workers are quiet: answers accepted (2xx) and stored, duplicated, units over their cap,
 runs left queued or running, redundant runs (an ok run reading no answer its predecessor had
-not), failed runs, restarts. Figures, not assertions: tests/test_live.py runs a bounded
+not), failed runs, restarts.
+
+With --adaptive the project's tuples come in adaptive batches aimed at that target (the sizes
+left out, as a user would leave them: a balanced start of one appearance, batches of n / 32
+tuples, n / 64 for a threshold at score 0), designed by the worker as answers come in; an
+annotator who finds the queue empty while the next batch is designed gets 202 with
+Retry-After and asks again then. Printed besides: the batches, how many next requests were
+told to wait, how long each wait lasted (from the first 202 to the next unit), and how many
+were told 204 (no more work) while the design still had batches to add. Figures, not
+assertions: tests/test_live.py runs a bounded
 version (10 annotators, Redis down 15 s and a scoring worker kill, with --staleness 20
 --check-interval 2 --session-gap 5 to fit in about two minutes) and asserts them.
 """
@@ -70,7 +79,10 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--annotators", type=int, default=30)
     parser.add_argument("--duration", type=float, default=480.0, help="seconds of answering")
-    parser.add_argument("--faults", nargs="+", choices=FAULTS, default=list(FAULTS))
+    parser.add_argument("--faults", nargs="*", choices=FAULTS, default=list(FAULTS))
+    parser.add_argument(
+        "--adaptive", choices=("top_k", "threshold"), help="adaptive batches aimed at this target"
+    )
     parser.add_argument("--think", type=float, default=3.0, help="mean think time, seconds")
     parser.add_argument("--first-fault", type=float, default=45.0, help="seconds into the run")
     parser.add_argument("--gap", type=float, default=60.0, help="seconds between faults")
@@ -105,6 +117,8 @@ class Record:
         self.units: dict[str, list[int]] = collections.defaultdict(list)
         self.errors: list[tuple[float, str]] = []
         self.no_work = 0
+        self.waits = 0  # next requests answered 202: ask again, a batch is on its way
+        self.wait_spans: list[float] = []  # seconds from a first 202 to the next unit
         # (time answered, "next" or "submit", seconds), for every request that got a status
         self.latencies: list[tuple[float, str, float]] = []
 
@@ -160,10 +174,21 @@ def annotate(port, username, think, record: Record, stop: threading.Event) -> No
         except Exception as exc:  # noqa: BLE001 - recorded, tried again
             record.error(f"login {type(exc).__name__}")
             stop.wait(1)
+    waiting_since = None
     for _ in range(100_000):
         if stop.is_set():
             return
         status, data = call(client, record, "POST", f"/api/v1/projects/{SLUG}/queue/next/")
+        if status == 202:  # the next adaptive batch is being designed: ask again then
+            with record.lock:
+                record.waits += 1
+            waiting_since = waiting_since or time.time()
+            stop.wait(min(float(json.loads(data).get("retry_after", 3)), 10.0))
+            continue
+        if status == 200 and waiting_since is not None:
+            with record.lock:
+                record.wait_spans.append(time.time() - waiting_since)
+            waiting_since = None
         if status == 204:
             with record.lock:
                 record.no_work += 1
@@ -385,6 +410,14 @@ def figures(stack, args, record: Record, faults: list[dict], begin: float) -> di
         "redundant_runs": redundant_runs(runs),
         "restarts": {n: p.restarts for n, p in stack.procs.items() if n != "redis"},
         "no_work": record.no_work,
+        "waits": record.waits,
+        "wait_spans": sorted(record.wait_spans),
+        "batches": query(
+            stack,
+            "SELECT count(*), coalesce(sum(b.n_tuples), 0) FROM bws_tuplebatch b"
+            " JOIN projects_project p ON p.id = b.project_id WHERE p.slug = %s AND b.number > 0",
+            [SLUG],
+        )[0],
         "errors_first": [f"{t - begin:.1f} s {w}" for t, w in record.errors[:10]],
         "run_times": [
             {k: round(v - begin, 1) if k in TIMES and v is not None else v for k, v in r.items()}
@@ -429,6 +462,17 @@ def report(result: dict) -> None:
         )
     if result["broken"]:
         print("broken invariants: " + "; ".join(result["broken"]))
+    batches, tuples = result["batches"]
+    if batches:
+        spans = result["wait_spans"]
+        longest = (
+            f", longest {spans[-1]:.1f} s, median {spans[len(spans) // 2]:.1f} s" if spans else ""
+        )
+        print(
+            f"adaptive: {batches} batches of {tuples} tuples after the start; next answered "
+            f"202 (wait) {result['waits']} times of {result['latency']['next']['n']}, "
+            f"{len(spans)} waits{longest}; 204 (no more work) {result['no_work']} times"
+        )
 
 
 # ---------------------------------------------------------------- the run
@@ -473,6 +517,16 @@ def run(args) -> dict:
             "    include_confidence: true\n    bootstrap_iterations: 1000\n",
             1,
         )
+        if args.adaptive == "top_k":
+            text = text.replace(
+                "  seed: 42\n", "  seed: 42\n  adaptive:\n    target: top_k\n    k: 0.1\n", 1
+            )
+        elif args.adaptive == "threshold":
+            text = text.replace(
+                "  seed: 42\n",
+                "  seed: 42\n  adaptive:\n    target: threshold\n    threshold: 0.0\n",
+                1,
+            )
         config.write_text(text)
         manage(env, "import_project", str(config), "--slug", SLUG)
         users = [f"live{i:03d}" for i in range(args.annotators)]

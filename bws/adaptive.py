@@ -203,6 +203,36 @@ def design_finished(project: Project) -> bool:
     return int((state.appearances < adaptive.max_appearances).sum()) < state.tuple_size
 
 
+# How long whether a design is finished is remembered for the same last batch.
+FINISHED_SECONDS = 600
+
+
+def more_coming(project: Project) -> bool:
+    """Whether the project's adaptive design will add tuples: it has a design that is not
+    finished (read once per last batch: it changes only when a batch is added)."""
+    if adaptive_settings(project) is None:
+        return False
+    last = (
+        TupleBatch.objects.filter(project=project)
+        .order_by("-number")
+        .values_list("pk", "created_at")
+        .first()
+    )
+    stamp = "none" if last is None else f"{last[0]}:{last[1].timestamp()}"
+    key = f"bws:finished:{project.pk}:{stamp}"
+    try:
+        known = cache.get(key)
+    except Exception:  # the cache lives in Redis: work it out when it cannot say
+        known = None
+    if known is None:
+        known = design_finished(project)
+        try:
+            cache.set(key, known, FINISHED_SECONDS)
+        except Exception:
+            pass
+    return not known
+
+
 def needs_batch(project: Project) -> bool:
     """Whether the next batch is due: fewer than ready_margin tuples open, and the design
     not finished."""

@@ -18,6 +18,7 @@ class BwsConfig(AppConfig):
             (events.answers_changed, receivers.schedule_scoring, "bws-answers"),
             (events.session_ended, receivers.score_after_session, "bws-session"),
             (events.queue_served, receivers.design_ahead, "bws-queue"),
+            (events.units_coming, receivers.batch_coming, "bws-coming"),
             (worker_ready, receivers.catch_up_on_start, "bws-worker-ready"),
         ]
         for signal, receiver, uid in wiring:

@@ -94,3 +94,9 @@ def score_after_session(sender, *, user, **kwargs) -> None:
 
 def catch_up_on_start(sender, **kwargs) -> None:
     scheduling.schedule_dirty_projects()
+
+
+def batch_coming(sender, *, project, **kwargs) -> bool:
+    """The queue is empty: whether an adaptive design will add a batch (so the annotator
+    waits for it rather than being told the work is over)."""
+    return adaptive.more_coming(project)

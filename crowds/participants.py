@@ -40,7 +40,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 from annotation import unit_page
 from annotation.instructions import show_first
 from annotation.models import Assignment
-from annotation.queue import next_unit, release_own_expired
+from annotation.queue import next_unit, release_own_expired, units_coming
 from crowds import entry_rate, gold
 from crowds import flow as participant_flow
 from crowds.models import Participant
@@ -370,6 +370,12 @@ def _out_of_work(participant: Participant) -> tuple[str, str]:
     return Participant.Outcome.PARTIAL, f"no unit was left for them after {done} of {limit}"
 
 
+def waiting_address(slug: str) -> str:
+    """Where a participant waits for units on their way: the flow page, which then says
+    "one moment" and comes back by itself (crowds.views.participant_flow)."""
+    return reverse("participant-flow", args=[slug]) + "?waiting=1"
+
+
 def next_step(request, participant: Participant) -> str:
     """The address of the step this participant is at: consent, instructions, training, the
     next unit (reserved for them here), or their outcome's page (completed, partial or
@@ -403,6 +409,8 @@ def next_step(request, participant: Participant) -> str:
             unit = next_unit(project=project, user=request.user)  # their own, lapsed, back
         if unit is not None:
             return reverse("annotate-unit", args=[slug, unit.pk])
+        if units_coming(project=project, user=request.user):
+            return waiting_address(slug)  # an adaptive design's next batch is on its way
     # The quota is met, or the project has no unit left for this participant.
     end(participant, *_out_of_work(participant))
     return done_page

@@ -7,10 +7,12 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_http_methods
 
 from annotation.instructions import render_instructions
+from annotation.views import waiting_page
 from crowds import outcomes, participant_list
 from crowds import participants as flow
 from labs.login_protection import client_address
@@ -70,11 +72,17 @@ def participant_start(request, slug):
 def participant_flow(request, slug):
     """Sends the participant to the step they are at: consent, instructions, training, the
     next unit, or their outcome's page (participants.next_step); says why when there is
-    nothing more for them (removed from the study)."""
+    nothing more for them (removed from the study), and asks them to wait a moment while
+    the next units are on their way (an adaptive design's next batch)."""
     participant = flow.participant_or_404(request, slug)
     if not participant.outcome and not flow.is_member(participant):
         return _refused(request, flow.REMOVED)
-    return HttpResponseRedirect(flow.next_step(request, participant))
+    step = flow.next_step(request, participant)
+    if step == flow.waiting_address(slug):
+        # no unit yet, more on their way: "one moment" here, not the end of their session
+        again = reverse("participant-flow", args=[slug])
+        return waiting_page(request, participant.project, again)
+    return HttpResponseRedirect(step)
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

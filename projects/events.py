@@ -22,6 +22,10 @@ which subscribe in their AppConfig.ready(): `projects` itself imports no other a
 - ``queue_served(project, unit)``: the queue handed out a new unit, or found none (unit
   None); sent at once, inside the request, so a receiver must be cheap (bws: an adaptive
   design orders its next batch before the open tuples run out).
+- ``units_coming(project)``: the queue has no unit for a person who may still work: a
+  receiver that will add units soon returns True (bws: an adaptive design whose next batch
+  is on its way), and the person is asked to wait instead of being told the work is over.
+  Sent only when the queue is empty, so a receiver may read a little.
 """
 
 from __future__ import annotations
@@ -39,8 +43,14 @@ answers_settled = Signal()
 session_ended = Signal()
 member_removed = Signal()
 queue_served = Signal()
+units_coming = Signal()
 
 SOURCES = ("web", "api", "import")
+
+
+def more_units_coming(project) -> bool:
+    """Whether a receiver of ``units_coming`` will add units to the project's queue soon."""
+    return any(bool(answer) for _, answer in units_coming.send(sender=None, project=project))
 
 
 class BuildRefused(ValueError):

@@ -255,3 +255,31 @@ def test_a_threshold_the_scores_cannot_place_yet_gets_no_odds(
     assert "The scores cannot yet place the items against the threshold" in line
     assert page.locator("[data-answer]").count() == 0
     page.locator("[data-adaptive]").screenshot(path=ARTIFACTS / "bws-adaptive-unplaced.png")
+
+
+def test_a_participant_waits_for_the_next_batch_and_goes_on_by_itself(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    settings,
+    monkeypatch,
+):
+    """The queue of an adaptive study is empty while its next batch is being designed: a
+    participant arriving then is asked to wait, not sent away, and the page goes on to a
+    unit by itself once the batch is there."""
+    from bws import adaptive, tasks
+    from bws.tests.test_adaptive_waiting import annotator, answer_all, study
+
+    page = browser_page
+    sent = []
+    monkeypatch.setattr(adaptive, "send_task", lambda name, *args, **kw: sent.append(name) or 1)
+    project = study(tmp_path, settings)
+    answer_all(project, [annotator(project, "first")], np.random.default_rng(1))
+    assert sent  # the next batch was asked for; no worker has taken it yet
+    page.goto(f"{live_server.url}/p/{project.slug}/start?PID=p9")
+    assert page.locator("[data-waiting] h1").inner_text() == "One moment"
+    page.screenshot(path=ARTIFACTS / "adaptive-waiting.png", full_page=True)
+    tasks.design_batch_task.run(project.pk)
+    page.wait_for_url("**/annotate/**", timeout=15_000)  # the Refresh header, no script
+    assert page.locator("form").count() >= 1
+    page.screenshot(path=ARTIFACTS / "adaptive-waiting-went-on.png", full_page=True)
