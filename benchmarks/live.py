@@ -363,7 +363,7 @@ def figures(stack, args, record: Record, faults: list[dict], begin: float) -> di
     runs = ok_runs(stack)
     accepted_times = sorted(t for t, _ in record.accepted)
     per_fault = []
-    bounds = [f["start"] for f in faults[1:]] + [float("inf")]
+    bounds = [f["start"] for f in faults[1:]] + [float("inf")] if faults else []
     for fault, until in zip(faults, bounds, strict=True):
         errors = [w for t, w in record.errors if fault["start"] - 1 <= t < until]
         fresh = freshness(fault, accepted_times, runs)
