@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.queue import next_unit
 from bws import adaptive, tasks
 from bws.models import TupleBatch
+from bws.tests.test_adaptive_platform import CONFIG as STUDY
 from bws.tests.test_adaptive_platform import (
     answer,
     no_pending_design,  # noqa: F401 (an autouse fixture: no design request left marked)
@@ -25,32 +26,28 @@ from projects.tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 N_ITEMS = 40
-CONFIG = """\
-task_name: waiting study
-data_files: [items.jsonl]
-num_annotators_per_item: 1
+PEOPLE = """\
 max_annotations_per_user: {cap}
 participants:
   open_link: true
   id_param: PID
   units_per_participant: 20
   completion_code: "DONE42"
-annotation_schemes:
-  - annotation_type: best_worst_scaling
-    name: quality
-    tuple_size: 4
-    tuple_generation:
-      seed: 7
+"""
+BLOCK = """\
       adaptive:
         initial_appearances: 1
         batch_tuples: 4
         max_appearances: {bound}
         ready_margin: 2
         target: top_k
-        k: 0.1
-    scoring:
-      method: plackett_luce
-"""
+        k: 0.1"""
+# the platform tests' study, with a cap per member, a participant link and Plackett-Luce
+CONFIG = (
+    STUDY.replace("num_annotators_per_item: 1\n", "num_annotators_per_item: 1\n" + PEOPLE)
+    .replace("{adaptive}", BLOCK)
+    .replace("method: counting", "method: plackett_luce")
+)
 
 
 @pytest.fixture
