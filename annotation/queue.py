@@ -147,15 +147,20 @@ def units_coming(*, project: Project, user) -> bool:
     """After ``next_unit`` found nothing: whether more units are on their way for this
     person (an adaptive design's next batch), so that they wait rather than being told the
     work is over. Never for a person held back from work or at their cap."""
-    if people.withholds_work(project, user):
-        return False
-    cap = person_cap(project, user, QueuePolicy.of(project))
-    if (
-        cap is not None
-        and Assignment.objects.filter(project=project, annotator=user).count() >= cap
-    ):
+    if people.withholds_work(project, user) or at_cap(project, user, QueuePolicy.of(project)):
         return False
     return events.more_units_coming(project)
+
+
+def at_cap(project: Project, user, policy: QueuePolicy, taken: int | None = None) -> bool:
+    """Whether this person has taken as many units as they may (``person_cap``);
+    ``taken``: their count when the caller has it already."""
+    cap = person_cap(project, user, policy)
+    if cap is None:
+        return False
+    if taken is None:
+        taken = Assignment.objects.filter(project=project, annotator=user).count()
+    return taken >= cap
 
 
 @transaction.atomic
@@ -170,10 +175,7 @@ def next_unit(*, project: Project, user) -> Unit | None:
     live = _live_unit(project, user, now)
     if live is not None:
         return live
-    cap = person_cap(project, user, policy)
-    if taken is None and cap is not None:
-        taken = Assignment.objects.filter(project=project, annotator=user).count()
-    if cap is not None and taken >= cap:
+    if at_cap(project, user, policy, taken):
         return None
     # Expired reservations go back to the queue when it would otherwise run dry, and now
     # and then in passing, so most requests skip the extra statement.
