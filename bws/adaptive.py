@@ -3,23 +3,29 @@ batch of tuples is designed from the latest stored fit where it tells most, stor
 version of the tuple set (TupleBatch) and served by the ordinary queue.
 
 A batch is designed once fewer than ``ready_margin`` tuples are still open (the low-water
-mark), by a worker (``bws.tasks.design_batch_task``), so annotators never wait for it; a short batch
-is topped up and followed at once by another until the mark is met, and the design ends
-only when no tuple of the items below their bound keeps the rules; the project's ScoringState row
-is locked while a batch is made, so two workers never make the same batch twice. A batch
-records its seed and the run it was designed from, so ``redesign`` makes it again.
+mark), or fewer than the crowd, at its pace, would use up while a batch is made
+(``margin``), by a worker (``bws.tasks.design_batch_task``), so annotators never wait for
+it; a short batch is topped up and followed at once by another until the mark is met, and
+the design ends only when no tuple of the items below their bound keeps the rules; the
+project's ScoringState row is locked while a batch is made, so two workers never make the
+same batch twice. A batch records its seed and the run it was designed from, so
+``redesign`` makes it again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
+import time
+from datetime import timedelta
 
 import numpy as np
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, Max, Q, Sum, Value
 from django.db.models.functions import Greatest
+from django.utils import timezone
 
 from annotation.models import Annotation
 from bws.configuration import design_of
@@ -47,6 +53,17 @@ Z95 = 1.959963984540054
 MAX_BATCHES_PER_REQUEST = 50
 # The task that designs the next batch, queued by its registered name (bws.tasks).
 DESIGN_BATCH_TASK = "bws.design_batch"
+# A margin that follows the crowd (``margin``): the answers of the last PACE_WINDOW seconds
+# give the pace (read again after PACE_SECONDS), the last design requests the lead (from
+# the request to the stored batch, an average that gives the newest LEAD_WEIGHT), and the
+# open tuples must last that long times PACE_ROOM; at most PACE_BATCHES batches' worth, since
+# each batch past the first is designed from a fit that has not seen the one before.
+PACE_WINDOW = 60
+PACE_SECONDS = 5
+LEAD_WEIGHT = 0.5
+LEAD_SECONDS = 3600
+PACE_ROOM = 1.5
+PACE_BATCHES = 4
 
 
 # --------------------------------------------------------------------------- the design
@@ -233,11 +250,68 @@ def more_coming(project: Project) -> bool:
     return not known
 
 
+def _cached(key: str):
+    try:
+        return cache.get(key)
+    except Exception:  # the cache lives in Redis: nothing known when it cannot say
+        return None
+
+
+def _remember(key: str, value, seconds: int) -> None:
+    try:
+        cache.set(key, value, seconds)
+    except Exception:
+        pass  # the figure is worked out again next time
+
+
+def _lead_key(project_id: int) -> str:
+    return f"bws:design-lead:{project_id}"
+
+
+def _pace_key(project_id: int) -> str:
+    return f"bws:answer-pace:{project_id}"
+
+
+def design_lead(project_id: int) -> float | None:
+    """Seconds from a design request to its stored batch, as the last requests took (None
+    before the first)."""
+    return _cached(_lead_key(project_id))
+
+
+def answer_pace(project: Project) -> float:
+    """The project's answers a second over the last PACE_WINDOW seconds (its first BWS
+    scheme's, the one the batches are designed from)."""
+    known = _cached(_pace_key(project.pk))
+    if known is not None:
+        return known
+    schemes = project.settings.bws_schemes
+    since = timezone.now() - timedelta(seconds=PACE_WINDOW)
+    answers = Annotation.objects.filter(
+        project=project, scheme=schemes[0].name if schemes else "", created_at__gte=since
+    ).count()
+    pace = answers / PACE_WINDOW
+    _remember(_pace_key(project.pk), pace, PACE_SECONDS)
+    return pace
+
+
+def margin(project: Project, adaptive: AdaptiveSettings) -> int:
+    """The open tuples under which the next batch is designed: ``ready_margin``, or, where
+    the crowd would use up more while a batch is made (its pace times the last requests'
+    lead, with room PACE_ROOM), that many, up to PACE_BATCHES batches. A slow crowd gets
+    the batches designed from the freshest fits; a fast one is not kept waiting for them."""
+    base = max(adaptive.ready_margin, 1)
+    lead = design_lead(project.pk)
+    if not lead:
+        return base
+    wanted = math.ceil(answer_pace(project) * lead * PACE_ROOM)
+    return max(base, min(wanted, PACE_BATCHES * adaptive.batch_tuples))
+
+
 def needs_batch(project: Project) -> bool:
-    """Whether the next batch is due: fewer than ready_margin tuples open, and the design
+    """Whether the next batch is due: fewer than ``margin`` tuples open, and the design
     not finished."""
     adaptive = adaptive_settings(project)
-    if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):
+    if adaptive is None or open_tuples(project) >= margin(project, adaptive):
         return False
     return not design_finished(project)
 
@@ -264,12 +338,13 @@ def maybe_queue_batch(project_id: int, project: Project | None = None) -> bool:
         project = Project.objects.filter(pk=project_id).only("id", "config").first()
     adaptive = None if project is None else adaptive_settings(project)
     # Cheap checks only (the task reads the whole design): this runs after every answer.
-    if adaptive is None or open_tuples(project) >= max(adaptive.ready_margin, 1):
+    if adaptive is None or open_tuples(project) >= margin(project, adaptive):
         return False
     if _ended_empty(project):
         return False
     try:
-        fresh = cache.add(_pending_key(project_id), 1, timeout=DESIGN_PENDING_SECONDS)
+        # the mark holds when it was asked for: the lead is measured from there
+        fresh = cache.add(_pending_key(project_id), time.time(), timeout=DESIGN_PENDING_SECONDS)
     except Exception:  # the cache lives in Redis: ask again when it cannot say
         fresh = True
     if not fresh:
@@ -280,8 +355,16 @@ def maybe_queue_batch(project_id: int, project: Project | None = None) -> bool:
     return sent
 
 
-def done_designing(project_id: int) -> None:
-    """The design request of a project has ended: the next low margin may ask again."""
+def done_designing(project_id: int, *, stored: bool = False) -> None:
+    """The design request of a project has ended: the next low margin may ask again.
+    ``stored``: it stored a batch, so how long it took since it was asked for goes into
+    the lead that ``margin`` plans with."""
+    asked = _cached(_pending_key(project_id)) if stored else None
+    if isinstance(asked, (int, float)) and not isinstance(asked, bool):
+        took = max(time.time() - float(asked), 0.0)
+        before = design_lead(project_id)
+        lead = took if before is None else LEAD_WEIGHT * took + (1 - LEAD_WEIGHT) * before
+        _remember(_lead_key(project_id), lead, LEAD_SECONDS)
     try:
         cache.delete(_pending_key(project_id))
     except Exception:
@@ -306,6 +389,7 @@ def design_status(project: Project) -> dict | None:
         "n_tuples": sum(batch["n_tuples"] for batch in batches),
         "open": open_tuples(project),
         "ready_margin": adaptive.ready_margin,
+        "margin": margin(project, adaptive),
         "batch_tuples": adaptive.batch_tuples,
         "max_appearances": adaptive.max_appearances,
         "complete": design_finished(project),

@@ -81,10 +81,12 @@ def design_batch_task(project_id: int) -> str:
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return "gone"
+    batch = None
     try:
         batch = adaptive.prepare_next_batch(project)
     finally:
-        adaptive.done_designing(project_id)
+        stored = batch is not None and batch.n_tuples > 0
+        adaptive.done_designing(project_id, stored=stored)
     return "nothing to add" if batch is None else f"batch {batch.number}: {batch.n_tuples} tuples"
 
 

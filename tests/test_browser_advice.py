@@ -283,3 +283,36 @@ def test_a_participant_waits_for_the_next_batch_and_goes_on_by_itself(
     page.wait_for_url("**/annotate/**", timeout=15_000)  # the Refresh header, no script
     assert page.locator("form").count() >= 1
     page.screenshot(path=ARTIFACTS / "adaptive-waiting-went-on.png", full_page=True)
+
+
+def test_the_design_card_says_when_a_fast_crowd_has_batches_designed_earlier(
+    browser_page,  # noqa: F811
+    live_server,
+    tmp_path,
+    monkeypatch,
+):
+    from django.core.cache import cache
+
+    from bws import adaptive
+
+    page = browser_page
+    cache.clear()  # no lead or pace of another run's project (the cache outlives tests)
+    project = annotated_adaptive_project(tmp_path, monkeypatch, "paced", "", answers=20)
+    # the last batches took a minute from the request; 20 answers in the last minute would
+    # use up 0.33 * 60 * 1.5 = 30 tuples meanwhile: the next batches are designed now
+    cache.set(adaptive._lead_key(project.pk), 60.0)
+    assert adaptive.maybe_queue_batch(project.pk)  # as the next answer asks: 20 open < 30
+    open_as_manager(page, live_server, project)
+    card = page.locator("[data-adaptive]")
+    said = " ".join(card.inner_text().split())
+    open_now = int(said.split("); ")[1].split(" still open")[0])
+    assert open_now >= 30 and "tuples in 1 batch " not in said  # designed up to the margin
+    # the batch just made counts half of the lead: half a minute and the design's own
+    # seconds, 15 or 16 tuples now
+    now = adaptive.design_status(project)["margin"]
+    assert now in (15, 16)
+    assert (
+        f"designed from the latest scores when fewer than {now} are open (more than the 6 set, "
+        "as the crowd answers faster than a batch is made)"
+    ) in said
+    card.screenshot(path=ARTIFACTS / "bws-adaptive-paced.png")

@@ -3,6 +3,8 @@ versions of the tuple set, and served through the ordinary queue without a gap."
 
 import json
 import shutil
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +12,10 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.answers import submit_answers
+from annotation.models import Annotation
 from annotation.queue import next_unit
 from bws import adaptive, selectors, tasks
 from bws.core import adaptive as core
@@ -417,6 +421,68 @@ def test_a_burst_of_answers_at_the_margin_asks_for_one_design(project, monkeypat
     assert sent == [(project.pk,)]
     adaptive.done_designing(project.pk)  # the task ended: the next answer may ask again
     assert adaptive.maybe_queue_batch(project.pk) and len(sent) == 2
+
+
+def answered_now(project, answers, name="pace"):
+    """``answers`` tuples answered through the queue by one annotator, just now."""
+    rng = np.random.default_rng(4)
+    user = UserFactory(username=name)
+    for _ in range(answers):
+        answer(project, user, next_unit(project=project, user=user), rng)
+
+
+def test_a_crowd_faster_than_the_design_has_the_next_batch_asked_for_earlier(project, monkeypatch):
+    sent = []
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: sent.append(args) or True)
+    answered_now(project, N_ITEMS - 10)  # 10 tuples open: above ready_margin (6)
+    assert adaptive.margin(project, selectors.adaptive_settings(project)) == 6
+    assert not adaptive.maybe_queue_batch(project.pk) and not adaptive.needs_batch(project)
+    # the last batches took 20 s from the request: 30 answers in the last minute would use
+    # up 0.5 * 20 * 1.5 = 15 tuples meanwhile, so the batch is asked for now
+    cache.set(adaptive._lead_key(project.pk), 20.0)
+    assert adaptive.margin(project, selectors.adaptive_settings(project)) == 15
+    assert adaptive.design_status(project)["margin"] == 15
+    assert adaptive.needs_batch(project) and adaptive.maybe_queue_batch(project.pk)
+    assert sent == [(project.pk,)]
+    # never more than PACE_BATCHES batches' worth from one fit
+    cache.set(adaptive._lead_key(project.pk), 10_000.0)
+    cache.delete(adaptive._pace_key(project.pk))
+    assert adaptive.margin(project, selectors.adaptive_settings(project)) == (
+        adaptive.PACE_BATCHES * 12
+    )
+
+
+def test_a_crowd_that_stopped_answering_keeps_the_margin_set(project):
+    answered_now(project, N_ITEMS - 10)
+    Annotation.objects.filter(project=project).update(
+        created_at=timezone.now() - timedelta(seconds=adaptive.PACE_WINDOW + 5)
+    )
+    cache.set(adaptive._lead_key(project.pk), 20.0)
+    assert adaptive.answer_pace(project) == 0.0
+    assert adaptive.margin(project, selectors.adaptive_settings(project)) == 6
+    assert not adaptive.needs_batch(project)
+
+
+def test_a_design_request_times_itself_from_when_it_was_asked_for(project, monkeypatch):
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: True)
+    answered_now(project, N_ITEMS - 5)  # under the margin: a batch is due
+    assert adaptive.design_lead(project.pk) is None
+    adaptive.maybe_queue_batch(project.pk)  # the answers have asked already
+    assert time.time() - 5 < cache.get(adaptive._pending_key(project.pk)) <= time.time()
+    cache.set(adaptive._pending_key(project.pk), time.time() - 8.0)  # asked 8 s ago
+    assert tasks.design_batch_task.run(project.pk).startswith("batch 1:")
+    assert 8.0 <= adaptive.design_lead(project.pk) < 30.0
+    first = adaptive.design_lead(project.pk)
+    # a request that stores nothing says nothing of how long a batch takes
+    cache.set(adaptive._pending_key(project.pk), time.time() - 100.0)
+    assert tasks.design_batch_task.run(project.pk) == "nothing to add"
+    assert adaptive.design_lead(project.pk) == first
+    # the next stored batch counts LEAD_WEIGHT of the average
+    answered_now(project, 12, name="more")
+    cache.set(adaptive._pending_key(project.pk), time.time() - 2.0)
+    assert tasks.design_batch_task.run(project.pk).startswith("batch 2:")
+    lead = adaptive.design_lead(project.pk)
+    assert adaptive.LEAD_WEIGHT * 2.0 + (1 - adaptive.LEAD_WEIGHT) * first <= lead < first
 
 
 def test_the_dashboard_shows_the_batches(
