@@ -195,9 +195,48 @@ def test_after_batches_aimed_at_a_threshold_the_fixed_point_is_corrected_in_the_
             alone.append(np.log(shrinkage.prior_variance / variance))
             corrected.append(np.log(found.prior_variance / variance))
             _, fit = calibrated(judgments, "plackett_luce", adaptive=True, fixed_point=True)
-            assert fit.prior_variance == pytest.approx(found.prior_variance)
+            # stretched by how few judgments the items have (about 5 here: 1.125)
+            stretch = intervals.fixed_point_stretch(prior_bias.judgments_per_item(judgments))
+            assert 1.0 < stretch < 1.2
+            assert fit.prior_variance == pytest.approx(stretch * found.prior_variance)
     assert max(alone) < np.log(0.75), np.exp(alone)  # every study's reads low
     assert np.mean(np.abs(corrected)) < 0.6 * np.mean(np.abs(alone)), np.exp(corrected)
+
+
+def test_the_stretch_of_a_threshold_designs_prior_fades_as_judgments_come_in():
+    stretch = intervals.fixed_point_stretch
+    assert stretch(1.0) == stretch(2.0) == intervals.MAX_STRETCH
+    assert stretch(2.0) > stretch(3.0) > stretch(4.0) > stretch(5.0) > 1.0
+    assert stretch(intervals.STRETCH_UNTIL) == stretch(8.0) == 1.0
+
+
+@pytest.mark.parametrize("clickers", [0, 4])
+def test_early_in_a_threshold_design_the_corrected_prior_reads_low_and_the_stretch_helps(clickers):
+    """About 2.5 judgments per item into a threshold's design, where the batches are still
+    being aimed: the fixed point corrected by simulation reads well under the truth's
+    variance (0.55-0.7 of it measured), and the stretched prior the platform fits with
+    comes closer to it in every study."""
+    calls = []
+    real = prior_bias.corrected_prior
+
+    def spy(*args, **kwargs):
+        calls.append(real(*args, **kwargs))
+        return calls[-1]
+
+    for seed in range(2):
+        judgments, truth = _threshold_design(seed, batches=12, clickers=clickers)
+        variance = float(np.var(truth))
+        per_item = prior_bias.judgments_per_item(judgments)
+        assert 2.0 < per_item < 3.0
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(prior_bias, "corrected_prior", spy)
+            _, fit = calibrated(judgments, "plackett_luce", adaptive=True, fixed_point=True)
+        corrected = calls[-1].prior_variance
+        assert corrected < 0.8 * variance, (corrected, variance)
+        assert fit.prior_variance == pytest.approx(
+            intervals.fixed_point_stretch(per_item) * corrected
+        )
+        assert abs(np.log(fit.prior_variance / variance)) < abs(np.log(corrected / variance))
 
 
 def test_with_random_clickers_a_threshold_designs_prior_is_corrected_as_they_answered():
