@@ -447,7 +447,7 @@ def _answered(project, adaptive, run, status, index, n_items, batches) -> dict:
         projected_precision=report.projected_precision,
         projected_all_right=report.projected_all_right,
     )
-    if target.kind == "threshold" and target.score is not None:  # its share errs low
+    if target.kind == "threshold" and target.score is not None:  # its share, as measured
         status["precision_measured"] = {
             side: tuple(round(100 * share) for share in shares)
             for side, shares in targets.THRESHOLD_PRECISION.items()
