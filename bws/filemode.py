@@ -270,10 +270,11 @@ def score_judgments(
     shrinkage: str = "empirical_bayes",
     adaptive: bool = False,
     fixed_point: bool = False,
+    stretch: bool = False,
 ) -> ScoreReport:
-    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals (``adaptive``
-    and ``fixed_point``: how the prior of a design whose batches follow the fit is
-    estimated, bws.core.intervals.model_intervals and ``design_fit``).
+    """Fit ``method`` and, when ``bootstrap`` > 0, its 95% intervals (``adaptive``,
+    ``fixed_point`` and ``stretch``: how the prior of a design whose batches follow the fit
+    is estimated, bws.core.intervals.model_intervals and ``design_fit``).
 
     By default the model fits are empirical-Bayes (``shrinkage``) and the intervals
     calibrated; ``bootstrap`` then only says whether intervals are wanted. With
@@ -294,7 +295,7 @@ def score_judgments(
     model = method != "counting"
     if model and shrinkage == "empirical_bayes":
         scores, calibrated_intervals = model_intervals(
-            judgments, method, adaptive=adaptive, fixed_point=fixed_point
+            judgments, method, adaptive=adaptive, fixed_point=fixed_point, stretch=stretch
         )
     else:
         options = {"alpha": alpha, "max_iter": max_iter, "tolerance": tolerance} if model else {}
@@ -321,7 +322,9 @@ def score_judgments(
     elif bootstrap > 0:
         intervals = (
             calibrated_intervals
-            or model_intervals(judgments, method, adaptive=adaptive, fixed_point=fixed_point)[1]
+            or model_intervals(
+                judgments, method, adaptive=adaptive, fixed_point=fixed_point, stretch=stretch
+            )[1]
         )
     return ScoreReport(method, scores, intervals, judgments)
 
@@ -536,8 +539,13 @@ def design_fit(kind: str | None) -> dict:
     """The keywords of ``score_judgments`` for a design of this ``design_kind`` (None: a
     balanced design): whether its batches follow the fit, and whether they aim at a
     threshold, given as a score or a reference item (whose prior is the Laplace fixed
-    point, corrected, bws.core.intervals)."""
-    return {"adaptive": kind is not None, "fixed_point": kind in ("threshold", "reference")}
+    point, corrected, bws.core.intervals), and for a score, whether that prior is stretched
+    while items have few judgments (``intervals.fixed_point_stretch``)."""
+    return {
+        "adaptive": kind is not None,
+        "fixed_point": kind in ("threshold", "reference"),
+        "stretch": kind == "threshold",
+    }
 
 
 def design_kind(adaptive) -> str | None:

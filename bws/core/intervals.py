@@ -62,8 +62,8 @@ MIN_PRIOR_VARIANCE = 0.01
 # so that a noisy estimate cannot blow the scale up.
 CHOICE_NOISE_VARIANCE = float(np.pi**2 / 6.0)
 MAX_ANNOTATOR_VARIANCE = CHOICE_NOISE_VARIANCE / 2.0
-# After batches aimed at a threshold or a reference item, the fixed point corrected by
-# simulation (``model_intervals``) still reads low while items have few judgments: the
+# After batches aimed at a threshold score, the fixed point corrected by simulation
+# (``model_intervals``) still reads low while items have few judgments: the
 # simulations answer the design's tuples anew but cannot choose them from their own
 # answers, as the real design was chosen. The truth's variance over the corrected estimate,
 # in the median of such designs' fits by judgments per item (1,000 items, 6 studies each,
@@ -73,7 +73,9 @@ MAX_ANNOTATOR_VARIANCE = CHOICE_NOISE_VARIANCE / 2.0
 # and none from STRETCH_UNTIL on (heavy-tailed utilities read higher still, 1.3-2.0, but
 # want a narrower normal prior than their variance, so they are not followed). With it the
 # threshold's share of the balanced design's judgments with random clickers at 10,000
-# items went under 50% (benchmarks/RESULTS.md, "Adaptive designs").
+# items went under 50% (benchmarks/RESULTS.md, "Adaptive designs"). Above a reference
+# item, whose answer does not rest on the scale, the stretch left a seed of ten short of
+# the balanced design's F1 and its sure answers too sure (0.87 right, said 0.95): not there.
 STRETCH_UNTIL = 6.0
 STRETCH_SLOPE = 1.0 / 8.0
 MAX_STRETCH = 1.5
@@ -432,6 +434,7 @@ def model_intervals(
     tails: bool = True,
     adaptive: bool = False,
     fixed_point: bool = False,
+    stretch: bool = False,
 ) -> tuple[Scores, Intervals]:
     """The empirical-Bayes fit and its posterior intervals (Bradley-Terry, Plackett-Luce).
 
@@ -443,7 +446,8 @@ def model_intervals(
     corrected for the bias of few judgments per item (bws/core/prior_bias.py), whose
     simulation assumes a balanced design. ``fixed_point``: the prior's variance as
     ``estimate_shrinkage(fixed_point=True)`` estimates it, corrected for its bias by
-    simulation in the fit's order (implies ``adaptive``).
+    simulation in the fit's order (implies ``adaptive``); with ``stretch`` (batches aimed at
+    a threshold given as a score), then stretched by ``fixed_point_stretch``.
     """
     _check_level(level)
     # One weak fit serves both the dependence and the prior's starting point, and one
@@ -513,8 +517,9 @@ def model_intervals(
                 spread=np.sqrt(variance),
                 scale=scale,
             )
-            stretch = fixed_point_stretch(prior_bias.judgments_per_item(judgments))
-            found = replace(found, prior_variance=stretch * found.prior_variance)
+            if stretch:
+                factor = fixed_point_stretch(prior_bias.judgments_per_item(judgments))
+                found = replace(found, prior_variance=factor * found.prior_variance)
         if found is not None:
             prior = max(MIN_PRIOR_VARIANCE, found.prior_variance)
             alpha = temper * penalty(prior)
@@ -736,14 +741,21 @@ def calibrated(
     tails: bool = True,
     adaptive: bool = False,
     fixed_point: bool = False,
+    stretch: bool = False,
 ) -> tuple[Scores, Intervals]:
     """The scores of ``method`` with their calibrated intervals (the platform's default;
-    ``tails``, ``adaptive`` and ``fixed_point``: see ``model_intervals``)."""
+    ``tails``, ``adaptive``, ``fixed_point`` and ``stretch``: see ``model_intervals``)."""
     if method == "counting":
         scores = fit("counting", judgments)
         return scores, counting_intervals(judgments, level=level, scores=scores)
     return model_intervals(
-        judgments, method, level=level, tails=tails, adaptive=adaptive, fixed_point=fixed_point
+        judgments,
+        method,
+        level=level,
+        tails=tails,
+        adaptive=adaptive,
+        fixed_point=fixed_point,
+        stretch=stretch,
     )
 
 

@@ -158,7 +158,9 @@ def _threshold_design(seed, n=1000, batches=32, t3=False, clickers=0):
         return Judgments(tuples, best, worst, np.arange(m), np.arange(m) % 20, np.arange(m), n)
 
     for step in range(batches):
-        scores, found = calibrated(judged(), "plackett_luce", adaptive=True, fixed_point=True)
+        scores, found = calibrated(
+            judged(), "plackett_luce", adaptive=True, fixed_point=True, stretch=True
+        )
         batch = target_batch(
             scores.scores, found.std, state, target, batch_tuples=n // 32, max_appearances=32,
             seed=step,
@@ -194,7 +196,9 @@ def test_after_batches_aimed_at_a_threshold_the_fixed_point_is_corrected_in_the_
             )
             alone.append(np.log(shrinkage.prior_variance / variance))
             corrected.append(np.log(found.prior_variance / variance))
-            _, fit = calibrated(judgments, "plackett_luce", adaptive=True, fixed_point=True)
+            _, fit = calibrated(
+                judgments, "plackett_luce", adaptive=True, fixed_point=True, stretch=True
+            )
             # stretched by how few judgments the items have (about 5 here: 1.125)
             stretch = intervals.fixed_point_stretch(prior_bias.judgments_per_item(judgments))
             assert 1.0 < stretch < 1.2
@@ -230,7 +234,9 @@ def test_early_in_a_threshold_design_the_corrected_prior_reads_low_and_the_stret
         assert 2.0 < per_item < 3.0
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(prior_bias, "corrected_prior", spy)
-            _, fit = calibrated(judgments, "plackett_luce", adaptive=True, fixed_point=True)
+            _, fit = calibrated(
+                judgments, "plackett_luce", adaptive=True, fixed_point=True, stretch=True
+            )
         corrected = calls[-1].prior_variance
         assert corrected < 0.8 * variance, (corrected, variance)
         assert fit.prior_variance == pytest.approx(
@@ -254,7 +260,9 @@ def test_with_random_clickers_a_threshold_designs_prior_is_corrected_as_they_ans
     judgments, truth = _threshold_design(0, clickers=4)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prior_bias, "corrected_prior", spy)
-        _, found = calibrated(judgments, "plackett_luce", adaptive=True, fixed_point=True)
+        _, found = calibrated(
+            judgments, "plackett_luce", adaptive=True, fixed_point=True, stretch=True
+        )
     scale = calls[-1]
     assert scale is not None and scale.shape == (judgments.n_judgments,)
     assert (

@@ -252,36 +252,40 @@ def test_a_threshold_scores_answer_says_how_far_its_share_was_found_off(
 
 
 @pytest.mark.parametrize(
-    "name, fixed_point", [("threshold", True), ("reference", True), ("top_k", False)]
+    "name, fixed_point, stretch",
+    [("threshold", True, True), ("reference", True, False), ("top_k", False, False)],
 )
 def test_a_threshold_score_is_scored_with_the_fixed_point_prior(
-    tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch, name, fixed_point
+    tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch, name, fixed_point, stretch
 ):
     """Every run of a design aimed at a threshold, a score or a reference item, fits the
-    prior's variance by the Laplace fixed point alone (bws.core.intervals.estimate_shrinkage);
-    a top k keeps the default, every adaptive design skips the correction made for
-    balanced ones."""
+    prior's variance by the Laplace fixed point alone (bws.core.intervals.estimate_shrinkage),
+    stretched for a score only (``fixed_point_stretch``); a top k keeps the default, every
+    adaptive design skips the correction made for balanced ones."""
     seen = []
     real = services.score_judgments
 
     def spy(*args, **kwargs):
-        seen.append((kwargs["adaptive"], kwargs["fixed_point"]))
+        seen.append((kwargs["adaptive"], kwargs["fixed_point"], kwargs["stretch"]))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(services, "score_judgments", spy)
     studied(tmp_path, settings, django_capture_on_commit_callbacks, name)
-    assert seen and set(seen) == {(True, fixed_point)}
+    assert seen and set(seen) == {(True, fixed_point, stretch)}
 
 
 def test_how_each_design_is_fitted():
     def fitted(**settings):
         return design_fit(design_kind(AdaptiveSettings(**settings)))
 
-    assert fitted(target="threshold", threshold=0.5) == {"adaptive": True, "fixed_point": True}
-    assert fitted(target="threshold", reference="i05") == {"adaptive": True, "fixed_point": True}
-    assert fitted(target="top_k", k=0.1) == {"adaptive": True, "fixed_point": False}
-    assert fitted(strategy="iterative") == {"adaptive": True, "fixed_point": False}
-    assert design_fit(None) == {"adaptive": False, "fixed_point": False}
+    def keywords(adaptive, fixed_point, stretch=False):
+        return {"adaptive": adaptive, "fixed_point": fixed_point, "stretch": stretch}
+
+    assert fitted(target="threshold", threshold=0.5) == keywords(True, True, stretch=True)
+    assert fitted(target="threshold", reference="i05") == keywords(True, True)
+    assert fitted(target="top_k", k=0.1) == keywords(True, False)
+    assert fitted(strategy="iterative") == keywords(True, False)
+    assert design_fit(None) == keywords(False, False)
 
 
 @pytest.mark.parametrize(
