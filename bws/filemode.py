@@ -539,13 +539,10 @@ def design_fit(kind: str | None) -> dict:
     """The keywords of ``score_judgments`` for a design of this ``design_kind`` (None: a
     balanced design): whether its batches follow the fit, and whether they aim at a
     threshold, given as a score or a reference item (whose prior is the Laplace fixed
-    point, corrected, bws.core.intervals), and for a score, whether that prior is stretched
-    while items have few judgments (``intervals.fixed_point_stretch``)."""
-    return {
-        "adaptive": kind is not None,
-        "fixed_point": kind in ("threshold", "reference"),
-        "stretch": kind == "threshold",
-    }
+    point, corrected, bws.core.intervals, and stretched while items have few judgments:
+    ``intervals.fixed_point_stretch``)."""
+    threshold = kind in ("threshold", "reference")
+    return {"adaptive": kind is not None, "fixed_point": threshold, "stretch": threshold}
 
 
 def design_kind(adaptive) -> str | None:
