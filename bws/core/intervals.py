@@ -64,12 +64,12 @@ CHOICE_NOISE_VARIANCE = float(np.pi**2 / 6.0)
 MAX_ANNOTATOR_VARIANCE = CHOICE_NOISE_VARIANCE / 2.0
 # After batches aimed at a threshold (a score or a reference item), the fixed point
 # corrected by simulation (``model_intervals``) still reads low while items have few
-# judgments: the
-# simulations answer the design's tuples anew but cannot choose them from their own
-# answers, as the real design was chosen. The truth's variance over the corrected estimate,
-# in the median of such designs' fits by judgments per item (1,000 items, 6 studies each,
-# normal utilities; with random clickers the same from 2.5 on): 1.75 at 1.5-2, 1.57-1.59 at
-# 2-3, 1.26-1.30 at 3-4, 1.16 at 4-5, 1.07 at 5-6 and 0.95 at 6-8. The prior is stretched
+# judgments: the simulations answer the design's tuples anew but cannot choose them from
+# their own answers, as the real design was chosen. The truth's variance over the corrected
+# estimate, in the median of the fits of threshold-score designs by judgments per item
+# (1,000 items, 6 studies each, normal utilities; with random clickers the same from 2.5
+# on): 1.75 at 1.5-2, 1.57-1.59 at 2-3, 1.26-1.30 at 3-4, 1.16 at 4-5, 1.07 at 5-6 and
+# 0.95 at 6-8. The prior is stretched
 # by 1 + (STRETCH_UNTIL - m) * STRETCH_SLOPE at m judgments per item, at most MAX_STRETCH
 # and none from STRETCH_UNTIL on (heavy-tailed utilities read higher still, 1.3-2.0, but
 # want a narrower normal prior than their variance, so they are not followed). With it the
