@@ -500,6 +500,7 @@ def model_intervals(
                 shrinkage.prior_variance,
                 lambda simulated: _pooled_prior(simulated, method),
                 steps=prior_bias.STEPS.get(method, 1),
+                floor=MIN_PRIOR_VARIANCE,
             )
         if fixed_point and not few and (method == "plackett_luce" or not joined):
             # The fixed point reads low after batches aimed at a threshold (about half the
@@ -518,6 +519,7 @@ def model_intervals(
                 order=scores.scores,
                 spread=np.sqrt(variance),
                 scale=scale,
+                floor=MIN_PRIOR_VARIANCE,
             )
             if stretch:
                 factor = fixed_point_stretch(prior_bias.judgments_per_item(judgments))

@@ -114,6 +114,7 @@ def corrected_prior(
     order: np.ndarray | None = None,
     spread: np.ndarray | None = None,
     scale: np.ndarray | None = None,
+    floor: float = 0.0,
 ) -> Correction:
     """``estimated``: the study's estimate of the prior variance; ``estimate``: the same
     estimator, to run on simulated studies of the same design. Each of ``steps`` scales the
@@ -129,7 +130,11 @@ def corrected_prior(
     not the truth's: kept exactly, the correction overshot, 1.4-2.0 times the truth's
     variance against 0.8-1.3). ``scale``: per judgment, how sensitive its annotator was
     found to be (the joint fit's sensitivities); the simulated choices follow it, so that
-    random clickers click at random again."""
+    random clickers click at random again. ``floor``: the estimator's least value; a mean
+    estimate at it says only that the simulated studies were too thin to estimate anything,
+    not by how much the study's own reads low, so the variance is left as it was drawn (a
+    threshold design's early fit once read 0.44 and its simulations the floor 0.01: a
+    prior 44 times the estimate, 20 times the truth's, followed)."""
     shown = np.bincount(judgments.items.ravel(), minlength=judgments.n_items) > 0
     runs = int(np.clip(np.ceil(SIMULATED_ITEMS / max(int(shown.sum()), 1)), 1, MAX_SIMULATIONS))
     quantiles = ndtri((np.arange(judgments.n_items) + 0.5) / judgments.n_items)
@@ -147,7 +152,7 @@ def corrected_prior(
                 utilities[np.argsort(key, kind="stable")] = np.sqrt(drawn) * quantiles
             found.append(estimate(simulated_judgments(rng, utilities, judgments, scale)))
         simulated = float(np.mean(found))
-        if simulated <= 0:
+        if simulated <= floor * (1.0 + 1e-9):
             break
         drawn = drawn * estimated / simulated
     return Correction(float(drawn), float(estimated), simulated, runs)

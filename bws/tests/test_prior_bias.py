@@ -89,6 +89,16 @@ def test_the_correction_counts_simulations_by_the_studys_size():
     assert intervals.MIN_PRIOR_VARIANCE < found.prior_variance
 
 
+def test_simulations_that_estimate_only_the_floor_leave_the_estimate_as_it_was():
+    judgments, *_ = study(2)
+    floor = intervals.MIN_PRIOR_VARIANCE
+    found = prior_bias.corrected_prior(judgments, 0.44, lambda simulated: floor, floor=floor)
+    assert found.prior_variance == 0.44 and found.simulated == pytest.approx(floor)
+    # just above the floor they still say how far the estimate reads low
+    above = prior_bias.corrected_prior(judgments, 0.44, lambda simulated: 0.22, floor=floor)
+    assert above.prior_variance == pytest.approx(0.88)
+
+
 def test_an_adaptive_projects_runs_are_not_corrected(monkeypatch):
     """The platform's runs: corrected for a fixed design, not for an adaptive one (whose
     batches are chosen from the fit)."""
