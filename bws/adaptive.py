@@ -220,6 +220,20 @@ def design_finished(project: Project) -> bool:
     return int((state.appearances < adaptive.max_appearances).sum()) < state.tuple_size
 
 
+def _cached(key: str):
+    try:
+        return cache.get(key)
+    except Exception:  # the cache lives in Redis: nothing known when it cannot say
+        return None
+
+
+def _remember(key: str, value, seconds: int) -> None:
+    try:
+        cache.set(key, value, seconds)
+    except Exception:
+        pass  # the figure is worked out again next time
+
+
 # How long whether a design is finished is remembered for the same last batch.
 FINISHED_SECONDS = 600
 
@@ -237,31 +251,11 @@ def more_coming(project: Project) -> bool:
     )
     stamp = "none" if last is None else f"{last[0]}:{last[1].timestamp()}"
     key = f"bws:finished:{project.pk}:{stamp}"
-    try:
-        known = cache.get(key)
-    except Exception:  # the cache lives in Redis: work it out when it cannot say
-        known = None
+    known = _cached(key)
     if known is None:
         known = design_finished(project)
-        try:
-            cache.set(key, known, FINISHED_SECONDS)
-        except Exception:
-            pass
+        _remember(key, known, FINISHED_SECONDS)
     return not known
-
-
-def _cached(key: str):
-    try:
-        return cache.get(key)
-    except Exception:  # the cache lives in Redis: nothing known when it cannot say
-        return None
-
-
-def _remember(key: str, value, seconds: int) -> None:
-    try:
-        cache.set(key, value, seconds)
-    except Exception:
-        pass  # the figure is worked out again next time
 
 
 def _lead_key(project_id: int) -> str:
