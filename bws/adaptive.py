@@ -354,8 +354,12 @@ def done_designing(project_id: int, *, stored: bool = False) -> None:
     ``stored``: it stored a batch, so how long it took since it was asked for goes into
     the lead that ``margin`` plans with."""
     asked = _cached(_pending_key(project_id)) if stored else None
+    took = None
     if isinstance(asked, (int, float)) and not isinstance(asked, bool):
-        took = max(time.time() - float(asked), 0.0)
+        took = time.time() - float(asked)
+    # a mark lives at most DESIGN_PENDING_SECONDS: anything else (a mark of the code before,
+    # which held 1) is no time at all
+    if took is not None and 0.0 <= took <= DESIGN_PENDING_SECONDS:
         before = design_lead(project_id)
         lead = took if before is None else LEAD_WEIGHT * took + (1 - LEAD_WEIGHT) * before
         _remember(_lead_key(project_id), lead, LEAD_SECONDS)

@@ -485,6 +485,14 @@ def test_a_design_request_times_itself_from_when_it_was_asked_for(project, monke
     assert adaptive.LEAD_WEIGHT * 2.0 + (1 - adaptive.LEAD_WEIGHT) * first <= lead < first
 
 
+def test_a_design_mark_that_holds_no_time_says_nothing_of_the_lead(project, monkeypatch):
+    monkeypatch.setattr(adaptive, "send_task", lambda task, *args: True)
+    answered_now(project, N_ITEMS - 5)
+    cache.set(adaptive._pending_key(project.pk), 1)  # as the marks before the lead held
+    assert tasks.design_batch_task.run(project.pk).startswith("batch 1:")
+    assert adaptive.design_lead(project.pk) is None
+
+
 def test_the_dashboard_shows_the_batches(
     client, project, inline_tasks, django_capture_on_commit_callbacks
 ):
