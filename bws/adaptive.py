@@ -349,6 +349,14 @@ def maybe_queue_batch(project_id: int, project: Project | None = None) -> bool:
     return sent
 
 
+def record_lead(project_id: int, took: float) -> None:
+    """A design request stored its batch ``took`` seconds after it was asked for: it counts
+    LEAD_WEIGHT of the running average that ``margin`` plans with."""
+    before = design_lead(project_id)
+    lead = took if before is None else LEAD_WEIGHT * took + (1 - LEAD_WEIGHT) * before
+    _remember(_lead_key(project_id), lead, LEAD_SECONDS)
+
+
 def done_designing(project_id: int, *, stored: bool = False) -> None:
     """The design request of a project has ended: the next low margin may ask again.
     ``stored``: it stored a batch, so how long it took since it was asked for goes into
@@ -360,9 +368,7 @@ def done_designing(project_id: int, *, stored: bool = False) -> None:
     # a mark lives at most DESIGN_PENDING_SECONDS: anything else (a mark of the code before,
     # which held 1) is no time at all
     if took is not None and 0.0 <= took <= DESIGN_PENDING_SECONDS:
-        before = design_lead(project_id)
-        lead = took if before is None else LEAD_WEIGHT * took + (1 - LEAD_WEIGHT) * before
-        _remember(_lead_key(project_id), lead, LEAD_SECONDS)
+        record_lead(project_id, took)
     try:
         cache.delete(_pending_key(project_id))
     except Exception:

@@ -463,6 +463,7 @@ def test_a_crowd_that_stopped_answering_keeps_the_margin_set(project):
     assert not adaptive.needs_batch(project)
 
 
+@pytest.mark.paced
 def test_a_design_request_times_itself_from_when_it_was_asked_for(project, monkeypatch):
     monkeypatch.setattr(adaptive, "send_task", lambda task, *args: True)
     answered_now(project, N_ITEMS - 5)  # under the margin: a batch is due
@@ -485,6 +486,7 @@ def test_a_design_request_times_itself_from_when_it_was_asked_for(project, monke
     assert adaptive.LEAD_WEIGHT * 2.0 + (1 - adaptive.LEAD_WEIGHT) * first <= lead < first
 
 
+@pytest.mark.paced
 def test_a_design_mark_that_holds_no_time_says_nothing_of_the_lead(project, monkeypatch):
     monkeypatch.setattr(adaptive, "send_task", lambda task, *args: True)
     answered_now(project, N_ITEMS - 5)
