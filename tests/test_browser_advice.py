@@ -285,6 +285,7 @@ def test_a_participant_waits_for_the_next_batch_and_goes_on_by_itself(
     page.screenshot(path=ARTIFACTS / "adaptive-waiting-went-on.png", full_page=True)
 
 
+@pytest.mark.paced
 def test_the_design_card_says_when_a_fast_crowd_has_batches_designed_earlier(
     browser_page,  # noqa: F811
     live_server,
@@ -308,9 +309,9 @@ def test_the_design_card_says_when_a_fast_crowd_has_batches_designed_earlier(
     open_now = int(said.split("); ")[1].split(" still open")[0])
     assert open_now >= 30 and "tuples in 1 batch " not in said  # designed up to the margin
     # the batch just made counts half of the lead: half a minute and the design's own
-    # seconds, 15 or 16 tuples now
+    # seconds (0.25 tuple each), 15 tuples and a few more on a loaded machine now
     now = adaptive.design_status(project)["margin"]
-    assert now in (15, 16)
+    assert 15 <= now <= 18
     assert (
         f"designed from the latest scores when fewer than {now} are open (more than the 6 set, "
         "as the crowd answers faster than a batch is made)"
