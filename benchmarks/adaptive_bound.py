@@ -2,6 +2,7 @@
 
     python benchmarks/adaptive_bound.py [--items 1000] [--ideal-items 1000 10000]
                                         [--distributions normal t3] [--draws 40] [--fits]
+                                        [--fit-limited]
 
 The adaptive goal asks for the balanced design's Spearman at 8 appearances per item with
 at most 70% of its judgments (5.6 appearances per item). This script asks what the
@@ -10,7 +11,7 @@ designer. Judgments come from the MaxDiff model of ``choice_models.sample_maxdif
 softmax(u) over the tuple, worst from softmax(-u) over the rest); a tuple's Fisher
 information about the utilities is computed exactly (``tuple_information``).
 
-Three parts, each printed as a table:
+Four parts, each printed as a table:
 
 1. **Check of the predictors on the balanced design** (r = 2..8): the Spearman predicted by
    (a) the Cramer-Rao model, estimates = truth + N(0, F^-1) with F the design's Fisher
@@ -28,6 +29,16 @@ Three parts, each printed as a table:
    N(0, h) (h small: tuples of nearly equal items; h large: random tuples). With
    ``--fits``, each design is also judged (2 seeds) and scored as the platform scores
    (Plackett-Luce, calibrated intervals), the Spearman of those fits beside.
+4. **Designs that know only the judgments so far** (``--fit-limited``; independent model).
+   Part 2's ideal puts equal items together; a real design sees estimates, and items of
+   equal estimates still differ in truth by what the judgments leave unknown. Here every
+   appearance after a balanced start of r0 sits in a tuple of its neighbours in the
+   estimates that the information so far allows (sorted truth + noise of variance one
+   over it, the truth's own distribution around them: ``standing_information``), worth
+   what such a tuple gives an item at its standing. Printed: the appearances per item
+   at which the items' information reaches the balanced design's Spearman at r = 8
+   (``fit_limited_appearances``) and their share of 8, with appearances alike for every
+   item or shared in proportion to density^alpha after the start.
 
 Figures, not assertions; benchmarks/RESULTS.md keeps a run.
 """
@@ -63,6 +74,8 @@ GOAL_SHARE = 0.70
 MEMORY_LIMIT = 4 * 1024**3
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 SPREADS = (3, 10, 30, 100, 300, 3000)
+# part 4: (balanced start, alpha of the allocation after it)
+FIT_LIMITED = ((0, 0.0), (2, 0.0), (2, -0.25), (2, 0.25), (2, 0.5))
 
 
 def _softmax(values: np.ndarray) -> np.ndarray:
@@ -143,7 +156,14 @@ def most_information() -> float:
 
 def random_tuple_information(utilities, rng, tuples=20000) -> float:
     """Mean information per appearance of an item in random tuples of these utilities."""
-    picks = np.argsort(rng.random((tuples, utilities.size)), axis=1)[:, :SIZE]
+    # tuples of distinct items: draws with a repeated item are dropped (memory O(tuples),
+    # where a shuffle of every item per tuple would take tuples x items)
+    picks = np.empty((0, SIZE), dtype=np.int64)
+    while len(picks) < tuples:
+        draws = rng.integers(utilities.size, size=(2 * tuples, SIZE))
+        ordered = np.sort(draws, axis=1)
+        picks = np.vstack([picks, draws[(np.diff(ordered, axis=1) > 0).all(axis=1)]])
+    picks = picks[:tuples]
     information = tuple_information(utilities, picks)
     return float(np.mean(np.diagonal(information, axis1=1, axis2=2)))
 
@@ -166,6 +186,88 @@ def ideal_appearances(utilities, weights, target, most, rng, draws) -> float | N
     if gap(2.0 * FINAL) < 0:
         return None
     return float(brentq(gap, 0.5, 2.0 * FINAL, xtol=0.02))
+
+
+def standing_information(
+    population: np.ndarray, noise_sd: float | None, rng: np.random.Generator, bins: int = 40
+) -> tuple[np.ndarray, np.ndarray]:
+    """Information per appearance by standing: (bin centres in utility, mean information of
+    an appearance of an item there). Every item of ``population`` appears once, in a tuple
+    of the items next to it in the order of utility + N(0, noise_sd), what a design sees of
+    them after judgments worth 1 / noise_sd^2 (None: random tuples). Sorted estimates are
+    what puts the most alike items together, whatever the prior the design reads them by."""
+    n = population.size - population.size % SIZE
+    if noise_sd is None:
+        order = rng.permutation(population.size)[:n]
+    else:
+        seen = population + noise_sd * rng.standard_normal(population.size)
+        order = np.argsort(seen)[:n]
+    tuples = order.reshape(-1, SIZE)
+    per_item = np.diagonal(tuple_information(population, tuples), axis1=1, axis2=2).ravel()
+    standing = population[tuples.ravel()]
+    edges = np.quantile(standing, np.linspace(0, 1, bins + 1))
+    which = np.clip(np.searchsorted(edges, standing, side="right") - 1, 0, bins - 1)
+    centres = np.array([standing[which == b].mean() for b in range(bins)])
+    worth = np.array([per_item[which == b].mean() for b in range(bins)])
+    return centres, worth
+
+
+def fit_limited_appearances(
+    utilities: np.ndarray,
+    distribution: str,
+    start: int,
+    rng: np.random.Generator,
+    draws: int,
+    alpha: float = 0.0,
+) -> tuple[float | None, float, float]:
+    """Appearances per item at which a design that knows only the judgments so far reaches
+    the balanced design's Spearman at FINAL (independent model; None: not by 2 x FINAL),
+    with the balanced design's and this design's mean information per item at FINAL.
+
+    Each item's information (the inverse variance of its estimate) grows per appearance by
+    what an appearance at its standing is worth: in random tuples for the ``start``
+    balanced appearances and the balanced design, then in tuples of its neighbours in the
+    estimates the information so far allows (``standing_information`` at every 0.25 of
+    information; interpolated between). After the start, items appear in proportion to
+    density^alpha of the truth (0: every item alike)."""
+    population = true_utilities(80_000, distribution, rng)
+    centres, random_worth = standing_information(population, None, rng)
+    balanced = FINAL * np.interp(utilities, centres, random_worth)
+    grid = np.arange(0.0, 4.01, 0.25)
+    table = [random_worth] + [
+        np.interp(centres, *standing_information(population, 1 / np.sqrt(p), rng)) for p in grid[1:]
+    ]
+    worth = np.array(table)  # (grid, bins)
+    step = 0.05
+    information = start * np.interp(utilities, centres, random_worth)
+    noise = rng.standard_normal((draws, utilities.size))  # the same draws for every Spearman
+
+    def spearman(variance):
+        return float(
+            np.mean([spearmanr(utilities + np.sqrt(variance) * z, utilities)[0] for z in noise])
+        )
+
+    goal = spearman(1.0 / balanced)
+    shares = density(utilities, distribution) ** alpha
+    shares = shares / shares.mean()
+    r, previous, need, at_final = float(start), None, None, None
+    while r < 2 * FINAL - 1e-9 and (need is None or at_final is None):
+        mean = float(information.mean())
+        now = np.array([np.interp(mean, grid, worth[:, b]) for b in range(centres.size)])
+        information = information + step * shares * np.interp(utilities, centres, now)
+        r += step
+        if at_final is None and r >= FINAL - 1e-9:
+            at_final = float(information.mean())
+        # the Spearman every 0.1 appearance from 2 before the goal, until it is reached
+        if need is None and r >= FINAL - 2 and round(r / step) % 2 == 0:
+            reached = spearman(1.0 / information)
+            if reached >= goal:
+                need = r
+                if previous is not None:
+                    low, below = previous
+                    need = low + (r - low) * (goal - below) / (reached - below)
+            previous = (r, reached)
+    return need, float(balanced.mean()), float(at_final)
 
 
 def sorted_rounds(utilities, start, spread, appearances, rng) -> np.ndarray:
@@ -207,6 +309,31 @@ def check_rows(utilities, rng, draws, fits) -> tuple[list[str], float]:
     return rows, per_appearance
 
 
+def print_fit_limited(sizes, distributions, draws) -> None:
+    print("4. Designs that know only the judgments so far (independent model): appearances")
+    print("to reach the balanced design's Spearman at r = 8\n")
+    print(
+        "| items | utilities | start r0 | alpha | needs | share"
+        " | mean information per item at r = 8: balanced / this design |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---|")
+    for n in sizes:
+        for distribution in distributions:
+            for start, alpha in FIT_LIMITED:
+                rng = np.random.default_rng([n, start, 4])
+                utilities = true_utilities(n, distribution, rng)
+                need, balanced, at_final = fit_limited_appearances(
+                    utilities, distribution, start, rng, draws, alpha
+                )
+                print(
+                    f"| {n:,} | {distribution} | {start} | {alpha}"
+                    f" | {'not reached' if need is None else f'{need:.2f}'}"
+                    f" | {'-' if need is None else f'{need / FINAL:.0%}'}"
+                    f" | {balanced:.3f} / {at_final:.3f} |",
+                    flush=True,
+                )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=1000, help="items for parts 1 and 3")
@@ -214,9 +341,16 @@ def main(argv=None) -> None:
     parser.add_argument("--distributions", nargs="+", default=["normal", "t3"])
     parser.add_argument("--draws", type=int, default=40, help="error draws per prediction")
     parser.add_argument("--fits", action="store_true", help="also judge and fit each design")
+    parser.add_argument(
+        "--fit-limited", action="store_true", help="only part 4: designs that know only the fit"
+    )
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     started = time.time()
+    if args.fit_limited:
+        print_fit_limited(args.ideal_items, args.distributions, args.draws)
+        print(f"\n{time.time() - started:.0f} s")
+        return
     most = most_information()
     budget = GOAL_SHARE * FINAL
     for distribution in args.distributions:
