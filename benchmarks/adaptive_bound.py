@@ -57,6 +57,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from scipy.interpolate import interp1d  # noqa: E402
 from scipy.optimize import brentq, minimize  # noqa: E402
 from scipy.stats import norm, spearmanr  # noqa: E402
 from scipy.stats import t as student_t  # noqa: E402
@@ -237,7 +238,10 @@ def fit_limited_appearances(
     table = [random_worth] + [
         np.interp(centres, *standing_information(population, 1 / np.sqrt(p), rng)) for p in grid[1:]
     ]
-    worth = np.array(table)  # (grid, bins)
+    # the worth at every standing for the items' mean information, between grid points
+    worth_at = interp1d(
+        grid, np.array(table), axis=0, bounds_error=False, fill_value=(table[0], table[-1])
+    )
     step = 0.05
     information = start * np.interp(utilities, centres, random_worth)
     noise = rng.standard_normal((draws, utilities.size))  # the same draws for every Spearman
@@ -253,7 +257,7 @@ def fit_limited_appearances(
     r, previous, need, at_final = float(start), None, None, None
     while r < 2 * FINAL - 1e-9 and (need is None or at_final is None):
         mean = float(information.mean())
-        now = np.array([np.interp(mean, grid, worth[:, b]) for b in range(centres.size)])
+        now = worth_at(mean)
         information = information + step * shares * np.interp(utilities, centres, now)
         r += step
         if at_final is None and r >= FINAL - 1e-9:
